@@ -1,0 +1,48 @@
+#!/usr/bin/env node
+/**
+ * The `ragtrail` command. Each subcommand lives in its own file and only parses flags, calls one
+ * library function and prints. Bad input exits with status 2 and one line saying what to fix.
+ */
+import { Command, CommanderError } from 'commander';
+import { InputError } from '../core/errors.js';
+import { registerCorpus } from './corpus.js';
+import { registerScore } from './score.js';
+import { registerWorld } from './world.js';
+
+export function buildProgram(): Command {
+  const program = new Command('ragtrail')
+    .description('agentic RAG with process-level rewards: environment, agents, process supervision, reward models, evaluation')
+    .version('0.1.0')
+    .exitOverride()
+    .showSuggestionAfterError(true)
+    .configureOutput({ outputError: (str, write) => write(`ragtrail: ${str.replace(/^error: /, '').trim()}\n`) });
+  registerWorld(program);
+  registerCorpus(program);
+  registerScore(program);
+  return program;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  if (argv.length <= 2) {
+    program.outputHelp({ error: true });
+    return 2;
+  }
+  try {
+    await program.parseAsync(argv);
+    return 0;
+  } catch (e) {
+    if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
+    if (e instanceof InputError) {
+      process.stderr.write(`ragtrail: ${e.message}\n`);
+      return 2;
+    }
+    const err = e as Error;
+    process.stderr.write(`ragtrail: unexpected error: ${err?.message ?? String(e)}\n`);
+    if (process.env['RAGTRAIL_DEBUG']) process.stderr.write(`${err?.stack}\n`);
+    else process.stderr.write('ragtrail: set RAGTRAIL_DEBUG=1 for the stack trace\n');
+    return 1;
+  }
+}
+
+process.exitCode = await main(process.argv);

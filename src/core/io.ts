@@ -1,0 +1,251 @@
+/**
+ * Streaming file input and output shared by every stage: text files that may be gzipped (detected by
+ * their magic bytes, not their name), JSON Lines, and large top-level JSON arrays, each record tagged
+ * with the line it starts on so that errors can name `file:line`.
+ */
+import { createReadStream, createWriteStream, promises as fs } from 'node:fs';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { createGunzip, createGzip } from 'node:zlib';
+import { dirname } from 'node:path';
+import type { Readable, Writable } from 'node:stream';
+import { finished } from 'node:stream/promises';
+import { InputError, type SourceLocation } from './errors.js';
+
+export interface LocatedValue {
+  value: unknown;
+  loc: SourceLocation;
+}
+
+async function assertReadableFile(path: string): Promise<void> {
+  let stat;
+  try {
+    stat = await fs.stat(path);
+  } catch {
+    throw new InputError(`${path}: no such file`, 'check the path');
+  }
+  if (!stat.isFile()) throw new InputError(`${path}: not a regular file`, 'pass a file, not a directory');
+}
+
+async function isGzipped(path: string): Promise<boolean> {
+  const fh = await fs.open(path, 'r');
+  try {
+    const buf = Buffer.alloc(2);
+    const { bytesRead } = await fh.read(buf, 0, 2, 0);
+    return bytesRead === 2 && buf[0] === 0x1f && buf[1] === 0x8b;
+  } finally {
+    await fh.close();
+  }
+}
+
+/** A UTF-8 text stream of the file, gunzipped on the fly when it is gzip data. */
+export async function openText(path: string): Promise<Readable> {
+  await assertReadableFile(path);
+  const raw = createReadStream(path, { highWaterMark: 1 << 20 });
+  const stream: Readable = (await isGzipped(path)) ? raw.pipe(createGunzip()) : raw;
+  if (stream !== raw) raw.on('error', (e) => stream.destroy(e));
+  stream.setEncoding('utf8');
+  return stream;
+}
+
+/** Lines of a (possibly gzipped) text file with their 1-based numbers; `\r\n` is handled. */
+export async function* readLines(path: string): AsyncGenerator<{ text: string; line: number }> {
+  const rl = createInterface({ input: await openText(path), crlfDelay: Infinity });
+  let line = 0;
+  for await (const text of rl) {
+    line++;
+    yield { text, line };
+  }
+}
+
+function parseJsonAt(text: string, loc: SourceLocation): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    throw new InputError(`${loc.file}:${loc.line}: invalid JSON (${why})`, 'fix or remove that line, or pass --skip-invalid');
+  }
+}
+
+/** Records of a JSON Lines file; blank lines are skipped. An unparsable line throws an InputError naming file:line. */
+export async function* readJsonl(path: string): AsyncGenerator<LocatedValue> {
+  for await (const { text, line } of readLines(path)) {
+    if (text.trim() === '') continue;
+    const loc = { file: path, line };
+    yield { value: parseJsonAt(text, loc), loc };
+  }
+}
+
+/**
+ * Elements of a file holding one top-level JSON array, parsed one element at a time so that files
+ * larger than V8's maximum string length (HotpotQA train is ~570 MB) stream in bounded memory.
+ * A hand-written scanner rather than a streaming-JSON library: it only has to find element
+ * boundaries (tracking strings and nesting), then JSON.parse does the real work, and it knows the
+ * line each element starts on.
+ */
+export async function* readJsonArray(path: string): AsyncGenerator<LocatedValue> {
+  let line = 1;
+  let started = false; // seen the opening '['
+  let finished = false; // seen the closing ']'
+  let inElement = false;
+  let container = false; // the current element is an object or array (else a scalar)
+  let depth = 0;
+  let inString = false;
+  let escaped = false;
+  let parts: string[] = []; // pieces of the current element from earlier chunks
+  let elementLine = 0;
+
+  const element = (text: string): LocatedValue => {
+    const loc = { file: path, line: elementLine };
+    const whole = parts.length > 0 ? parts.join('') + text : text;
+    parts = [];
+    inElement = false;
+    return { value: parseJsonAt(whole, loc), loc };
+  };
+
+  for await (const chunk of await openText(path)) {
+    const s = chunk as string;
+    let start = 0;
+    for (let i = 0; i < s.length; i++) {
+      const c = s.charCodeAt(i);
+      if (c === 10) line++;
+      if (inString) {
+        if (escaped) escaped = false;
+        else if (c === 92) escaped = true; // backslash
+        else if (c === 34) inString = false; // closing quote
+        continue;
+      }
+      if (!inElement) {
+        if (c === 32 || c === 10 || c === 13 || c === 9) continue;
+        if (!started) {
+          if (c !== 91) throw new InputError(`${path}:${line}: expected a JSON array starting with "["`, 'pass a JSON array or a JSON Lines file');
+          started = true;
+          continue;
+        }
+        if (finished) throw new InputError(`${path}:${line}: unexpected content after the closing "]"`, 'the file must hold exactly one JSON array');
+        if (c === 44) continue; // ',' between elements
+        if (c === 93) {
+          finished = true;
+          continue;
+        }
+        inElement = true;
+        container = c === 123 || c === 91;
+        depth = 0;
+        start = i;
+        elementLine = line;
+      }
+      if (c === 34) inString = true;
+      else if (container) {
+        if (c === 123 || c === 91) depth++;
+        else if ((c === 125 || c === 93) && --depth === 0) yield element(s.slice(start, i + 1));
+      } else if (c === 44 || c === 93) {
+        // A scalar element ends at the next ',' or at the array's closing ']'.
+        yield element(s.slice(start, i));
+        if (c === 93) finished = true;
+      }
+    }
+    if (inElement) parts.push(s.slice(start));
+  }
+  if (!started) return; // empty file: no records
+  if (!finished) throw new InputError(`${path}:${line}: the JSON array is not closed (truncated file?)`, 'check that the file was written completely');
+}
+
+/** The first non-whitespace character of a (possibly gzipped) text file, or '' for an empty file. */
+export async function firstSignificantChar(path: string): Promise<string> {
+  const stream = await openText(path);
+  try {
+    for await (const chunk of stream) {
+      const m = /\S/.exec(chunk as string);
+      if (m) return m[0];
+    }
+    return '';
+  } finally {
+    stream.destroy();
+  }
+}
+
+async function readWhole(path: string): Promise<string> {
+  const parts: string[] = [];
+  for await (const chunk of await openText(path)) parts.push(chunk as string);
+  return parts.join('');
+}
+
+/**
+ * Records of a JSON file in any of the layouts datasets ship in: a top-level array, JSON Lines, or a
+ * single (possibly pretty-printed) object, which is yielded as one record.
+ */
+export async function* readJsonRecords(path: string): AsyncGenerator<LocatedValue> {
+  const first = await firstSignificantChar(path);
+  if (first === '') return;
+  if (first === '[') {
+    yield* readJsonArray(path);
+    return;
+  }
+  if (first !== '{') {
+    throw new InputError(`${path}:1: expected JSON (an array, JSON Lines, or an object), found "${first}"`, 'pass a .json or .jsonl file');
+  }
+  // JSON Lines unless the first line alone is not valid JSON but the whole file is (a pretty-printed object).
+  const lines = readLines(path);
+  const head = await lines.next();
+  await lines.return(undefined);
+  const firstLine = head.done ? '' : head.value.text;
+  let firstLineParses = true;
+  try {
+    JSON.parse(firstLine);
+  } catch {
+    firstLineParses = false;
+  }
+  if (firstLineParses) {
+    yield* readJsonl(path);
+    return;
+  }
+  const whole = await readWhole(path);
+  let value: unknown;
+  try {
+    value = JSON.parse(whole);
+  } catch {
+    yield* readJsonl(path); // reports the first bad line with its number
+    return;
+  }
+  yield { value, loc: { file: path, line: 1 } };
+}
+
+/** Writes a file atomically: content goes to a temporary sibling that is renamed over `path` on success. */
+export async function writeFileAtomic(path: string, write: (out: Writable) => Promise<void>): Promise<void> {
+  await fs.mkdir(dirname(path) || '.', { recursive: true });
+  const tmp = `${path}.tmp-${process.pid}`;
+  const file = createWriteStream(tmp);
+  const out: Writable = path.endsWith('.gz') ? createGzip() : file;
+  if (out !== file) out.pipe(file);
+  const done = finished(file);
+  done.catch(() => undefined); // observed below; this only keeps an early failure from going unhandled
+  try {
+    await write(out);
+    out.end();
+    await done;
+    await fs.rename(tmp, path);
+  } catch (e) {
+    out.destroy();
+    file.destroy();
+    await done.catch(() => undefined); // the file may still be opening: wait for it to close before removing it
+    await fs.rm(tmp, { force: true });
+    throw e;
+  }
+}
+
+/** Writes one line, waiting for the stream to drain when its buffer is full (bounded memory on big outputs). */
+export async function writeLine(out: Writable, text: string): Promise<void> {
+  if (!out.write(text + '\n')) await once(out, 'drain');
+}
+
+/** Writes records as JSON Lines (gzipped when `path` ends in .gz), atomically. Returns the count written. */
+export async function writeJsonl(path: string, records: Iterable<unknown> | AsyncIterable<unknown>): Promise<number> {
+  let n = 0;
+  await writeFileAtomic(path, async (out) => {
+    for await (const r of records) {
+      await writeLine(out, JSON.stringify(r));
+      n++;
+    }
+  });
+  return n;
+}

@@ -1,0 +1,116 @@
+/**
+ * Passage corpora on disk. Reads ragtrail's own JSON Lines (`{id, title, text}`), FlashRAG /
+ * Pyserini JSON Lines (`{id, contents}` with contents = `"Title"\ntext`), and DPR-style TSV
+ * (`id  text  title` with a header); writes the first two. Builds a deduplicated corpus from the
+ * context passages of question sets.
+ */
+import { InputError, RecordError } from '../core/errors.js';
+import { readJsonl, readLines, writeFileAtomic, writeLine } from '../core/io.js';
+import type { Passage, Question } from '../core/types.js';
+
+export const CORPUS_FORMATS = ['ragtrail', 'flashrag'] as const;
+export type CorpusFormat = (typeof CORPUS_FORMATS)[number];
+
+/** FlashRAG's `contents`: the title in double quotes on the first line, the text after it. */
+export function splitContents(contents: string): { title: string; text: string } {
+  const nl = contents.indexOf('\n');
+  if (nl < 0) return { title: '', text: contents.trim() };
+  let title = contents.slice(0, nl).trim();
+  if (title.length >= 2 && title.startsWith('"') && title.endsWith('"')) title = title.slice(1, -1);
+  return { title, text: contents.slice(nl + 1).trim() };
+}
+
+export function joinContents(p: Passage): string {
+  return `"${p.title}"\n${p.text}`;
+}
+
+function passageFromRecord(value: unknown, file: string, line: number): Passage {
+  const loc = { file, line };
+  if (!value || typeof value !== 'object' || Array.isArray(value)) throw new RecordError(loc, '(record)', 'is not a JSON object');
+  const rec = value as Record<string, unknown>;
+  const rawId = rec['id'] ?? rec['_id'] ?? rec['docid'];
+  if (typeof rawId !== 'string' && typeof rawId !== 'number') throw new RecordError(loc, 'id', 'is missing', 'every passage needs an id');
+  const id = String(rawId);
+  if (typeof rec['text'] === 'string') {
+    return { id, title: typeof rec['title'] === 'string' ? rec['title'] : '', text: rec['text'] };
+  }
+  if (typeof rec['contents'] === 'string') return { id, ...splitContents(rec['contents']) };
+  throw new RecordError(loc, 'text', 'is missing', 'a passage needs "text" (with "title") or FlashRAG\'s "contents"');
+}
+
+/** DPR's TSV quotes fields containing tabs or quotes and doubles inner quotes. */
+function unquoteTsv(field: string): string {
+  if (field.length >= 2 && field.startsWith('"') && field.endsWith('"')) return field.slice(1, -1).replaceAll('""', '"');
+  return field;
+}
+
+async function* readTsvCorpus(path: string): AsyncGenerator<Passage> {
+  let cols: { id: number; text: number; title: number } | undefined;
+  for await (const { text, line } of readLines(path)) {
+    if (text === '') continue;
+    const fields = text.split('\t');
+    if (!cols) {
+      const header = fields.map((f) => f.trim().toLowerCase());
+      cols = { id: header.indexOf('id'), text: header.indexOf('text'), title: header.indexOf('title') };
+      if (cols.id < 0 || cols.text < 0) {
+        throw new InputError(`${path}:1: a TSV corpus needs a header with "id" and "text" columns (and optionally "title")`, 'add the header line');
+      }
+      continue;
+    }
+    const id = fields[cols.id];
+    const body = fields[cols.text];
+    if (id === undefined || body === undefined) throw new RecordError({ file: path, line }, 'text', 'is missing (too few columns)');
+    yield { id: unquoteTsv(id), title: cols.title >= 0 ? unquoteTsv(fields[cols.title] ?? '') : '', text: unquoteTsv(body) };
+  }
+}
+
+/** Streams a corpus file (.jsonl, .tsv, either optionally .gz); the layout of each JSON line is detected. */
+export async function* readCorpus(path: string): AsyncGenerator<Passage> {
+  if (/\.tsv(\.gz)?$/i.test(path)) {
+    yield* readTsvCorpus(path);
+    return;
+  }
+  for await (const { value, loc } of readJsonl(path)) yield passageFromRecord(value, loc.file, loc.line);
+}
+
+export function passageToRecord(p: Passage, format: CorpusFormat): Record<string, string> {
+  return format === 'flashrag' ? { id: p.id, contents: joinContents(p) } : { id: p.id, title: p.title, text: p.text };
+}
+
+/** Writes passages as JSON Lines (atomically; gzipped for .gz). Returns the count. */
+export async function writeCorpus(path: string, passages: Iterable<Passage> | AsyncIterable<Passage>, format: CorpusFormat = 'ragtrail'): Promise<number> {
+  let n = 0;
+  await writeFileAtomic(path, async (out) => {
+    for await (const p of passages) {
+      await writeLine(out, JSON.stringify(passageToRecord(p, format)));
+      n++;
+    }
+  });
+  return n;
+}
+
+export interface CorpusBuildStats {
+  questions: number;
+  /** Context passages seen, duplicates included. */
+  seen: number;
+  /** Distinct passages written. */
+  passages: number;
+}
+
+/**
+ * The distinct context passages of the given questions, first-seen order. Passages are keyed by
+ * their content-hash id, so the same paragraph shipped with many questions (or datasets) appears once.
+ */
+export async function* corpusFromQuestions(questions: AsyncIterable<Question> | Iterable<Question>, stats?: CorpusBuildStats): AsyncGenerator<Passage> {
+  const seenIds = new Set<string>();
+  for await (const q of questions) {
+    if (stats) stats.questions++;
+    for (const p of q.context ?? []) {
+      if (stats) stats.seen++;
+      if (seenIds.has(p.id)) continue;
+      seenIds.add(p.id);
+      if (stats) stats.passages++;
+      yield p;
+    }
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * The synthetic multi-hop world: ragtrail's own offline benchmark, in the spirit of
+ * 2WikiMultihopQA (questions generated from a knowledge graph, answered from passages about it).
+ * Deterministic per seed: the same seed and sizes give byte-identical files.
+ */
+import { join } from 'node:path';
+import { writeJsonl, writeFileAtomic } from '../../core/io.js';
+import { Rng } from '../../core/rng.js';
+import type { Passage, Question } from '../../core/types.js';
+import { writeCorpus } from '../corpus.js';
+import { toFlashrag } from '../formats/flashrag.js';
+import { type Entity, generateGraph, type Graph } from './graph.js';
+import { renderWorld } from './passages.js';
+import { DEFAULT_MIX, generateQuestions, type QuestionMix, QUESTION_TYPES } from './questions.js';
+
+export { QUESTION_TYPES, DEFAULT_MIX, type QuestionMix } from './questions.js';
+export type { Entity, EntityType, Graph } from './graph.js';
+
+/** Bumped whenever the generator's output for a given seed changes. */
+export const WORLD_VERSION = 1;
+
+export interface WorldOptions {
+  seed: number | string;
+  entities: number;
+  /** Number of questions (default: one per five entities, at most 2,000). */
+  questions?: number;
+  mix?: QuestionMix;
+}
+
+export interface WorldStats {
+  version: number;
+  seed: number | string;
+  entities: Record<string, number>;
+  passages: number;
+  questions: number;
+  questionTypes: Record<string, number>;
+  hops: Record<string, number>;
+  splits: Record<string, number>;
+  /** People sharing a full name with another person. */
+  namesakes: number;
+  /** Film/novel pairs sharing a title. */
+  sharedTitles: number;
+}
+
+export interface World {
+  graph: Graph;
+  passages: Passage[];
+  questions: Question[];
+  stats: WorldStats;
+}
+
+export function defaultQuestionCount(entities: number): number {
+  return Math.min(2000, Math.max(10, Math.round(entities / 5)));
+}
+
+function countBy<T>(items: readonly T[], key: (t: T) => string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const it of items) {
+    const k = key(it);
+    out[k] = (out[k] ?? 0) + 1;
+  }
+  return out;
+}
+
+export function generateWorld(opts: WorldOptions): World {
+  const graph = generateGraph(opts.seed, opts.entities);
+  const { passages, factPassage } = renderWorld(graph, Rng.derive(opts.seed, 'passages'));
+  const questions = generateQuestions(
+    graph,
+    factPassage,
+    Rng.derive(opts.seed, 'questions'),
+    opts.questions ?? defaultQuestionCount(opts.entities),
+    opts.mix ?? DEFAULT_MIX,
+  );
+  const questionTypes = Object.fromEntries(QUESTION_TYPES.map((t) => [t, 0]));
+  for (const q of questions) questionTypes[q.type as string] = (questionTypes[q.type as string] ?? 0) + 1;
+  const stats: WorldStats = {
+    version: WORLD_VERSION,
+    seed: opts.seed,
+    entities: countBy(graph.entities, (e) => e.type),
+    passages: passages.length,
+    questions: questions.length,
+    questionTypes,
+    hops: countBy(questions, (q) => String(q.metadata?.['hops'])),
+    splits: countBy(questions, (q) => String(q.metadata?.['split'])),
+    namesakes: graph.entities.filter((e) => e.type === 'person' && e.title !== e.name).length,
+    sharedTitles: graph.entities.filter((e) => e.type === 'book' && e.title !== e.name).length,
+  };
+  return { graph, passages, questions, stats };
+}
+
+function entityRecord(e: Entity): Record<string, unknown> {
+  return { id: e.id, type: e.type, name: e.name, title: e.title, aliases: e.aliases, attrs: e.attrs, rels: e.rels };
+}
+
+/** Writes `corpus.jsonl`, `questions.jsonl` (FlashRAG layout), `entities.jsonl` and `world.json` into `dir`. */
+export async function writeWorld(dir: string, world: World): Promise<Record<string, string>> {
+  const files = {
+    corpus: join(dir, 'corpus.jsonl'),
+    questions: join(dir, 'questions.jsonl'),
+    entities: join(dir, 'entities.jsonl'),
+    summary: join(dir, 'world.json'),
+  };
+  await writeCorpus(files.corpus, world.passages);
+  await writeJsonl(files.questions, world.questions.map(toFlashrag));
+  await writeJsonl(files.entities, world.graph.entities.map(entityRecord));
+  await writeFileAtomic(files.summary, async (out) => {
+    out.write(JSON.stringify(world.stats, null, 2) + '\n');
+  });
+  return files;
+}

@@ -1,0 +1,104 @@
+/**
+ * Answer metrics exactly as the reference scripts compute them (SQuAD v1.1 / HotpotQA
+ * `hotpot_evaluate_v1.py` / FlashRAG's evaluator), SPEC §3. Each takes the maximum over gold answers.
+ */
+
+export interface NormalizeOptions {
+  /** ARENA's variant also maps "_" to a space before normalising. */
+  underscoreToSpace?: boolean;
+}
+
+// Python's string.punctuation: ASCII only, so unicode punctuation (–, “, ’) survives, as in the reference.
+const PUNCTUATION = /[!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]/g;
+// Python's `\b(a|an|the)\b` with str patterns: word characters are unicode letters, digits and "_".
+const ARTICLES = /(?<![\p{L}\p{N}_])(?:a|an|the)(?![\p{L}\p{N}_])/gu;
+// Python's str.split() whitespace (str.isspace), which differs from JS \s (e.g. \x1c-\x1f yes, \ufeff no).
+const PY_WHITESPACE = /[\t\n\v\f\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/;
+
+/** Whitespace tokens as Python's `str.split()` returns them. */
+export function pySplit(s: string): string[] {
+  return s.split(PY_WHITESPACE).filter((t) => t !== '');
+}
+
+/** lowercase → remove punctuation → remove articles → collapse whitespace (the SQuAD order). */
+export function normalizeAnswer(s: string, opts: NormalizeOptions = {}): string {
+  let t = opts.underscoreToSpace ? s.replaceAll('_', ' ') : s;
+  t = t.toLowerCase();
+  t = t.replace(PUNCTUATION, '');
+  t = t.replace(ARTICLES, ' ');
+  return pySplit(t).join(' ');
+}
+
+function golds(answers: string | readonly string[]): readonly string[] {
+  return typeof answers === 'string' ? [answers] : answers;
+}
+
+/** EM: 1 when the normalised prediction equals some normalised gold answer. */
+export function exactMatch(prediction: string, answers: string | readonly string[], opts?: NormalizeOptions): number {
+  const p = normalizeAnswer(prediction, opts);
+  return golds(answers).some((g) => normalizeAnswer(g, opts) === p) ? 1 : 0;
+}
+
+/** Acc (FlashRAG "acc", cover-EM): 1 when some normalised gold answer is a substring of the normalised prediction. */
+export function coverMatch(prediction: string, answers: string | readonly string[], opts?: NormalizeOptions): number {
+  const p = normalizeAnswer(prediction, opts);
+  return golds(answers).some((g) => p.includes(normalizeAnswer(g, opts))) ? 1 : 0;
+}
+
+export interface F1Result {
+  f1: number;
+  precision: number;
+  recall: number;
+}
+
+const SPECIAL = new Set(['yes', 'no', 'noanswer']);
+
+/** Token F1 against one gold answer, with HotpotQA's rule: yes/no/noanswer must match exactly. */
+function f1Single(pred: string, gold: string): F1Result {
+  const zero = { f1: 0, precision: 0, recall: 0 };
+  if ((SPECIAL.has(pred) || SPECIAL.has(gold)) && pred !== gold) return zero;
+  const predTokens = pySplit(pred);
+  const goldTokens = pySplit(gold);
+  const counts = new Map<string, number>();
+  for (const t of goldTokens) counts.set(t, (counts.get(t) ?? 0) + 1);
+  let same = 0;
+  for (const t of predTokens) {
+    const c = counts.get(t) ?? 0;
+    if (c > 0) {
+      same++;
+      counts.set(t, c - 1);
+    }
+  }
+  if (same === 0) return zero;
+  const precision = same / predTokens.length;
+  const recall = same / goldTokens.length;
+  return { f1: (2 * precision * recall) / (precision + recall), precision, recall };
+}
+
+/** Token-level F1, precision and recall, each maximised over gold answers independently (as FlashRAG does). */
+export function f1Score(prediction: string, answers: string | readonly string[], opts?: NormalizeOptions): F1Result {
+  const p = normalizeAnswer(prediction, opts);
+  const best = { f1: 0, precision: 0, recall: 0 };
+  for (const g of golds(answers)) {
+    const r = f1Single(p, normalizeAnswer(g, opts));
+    best.f1 = Math.max(best.f1, r.f1);
+    best.precision = Math.max(best.precision, r.precision);
+    best.recall = Math.max(best.recall, r.recall);
+  }
+  return best;
+}
+
+export interface AnswerScores {
+  em: number;
+  f1: number;
+  acc: number;
+}
+
+/** EM, F1 and Acc of one prediction. */
+export function answerScores(prediction: string, answers: string | readonly string[], opts?: NormalizeOptions): AnswerScores {
+  return {
+    em: exactMatch(prediction, answers, opts),
+    f1: f1Score(prediction, answers, opts).f1,
+    acc: coverMatch(prediction, answers, opts),
+  };
+}

@@ -1,0 +1,46 @@
+/**
+ * Prediction files accepted by `ragtrail score`:
+ * - JSON Lines `{"id", "prediction"}` (ragtrail's own);
+ * - HotpotQA's official prediction file `{"answer": {id: text}, "sp": {...}}`;
+ * - FlashRAG's `intermediate_data.json` (array of `{id, output: {pred}}`), so a FlashRAG run can be rescored as is.
+ */
+import { InputError, RecordError } from '../core/errors.js';
+import { readJsonRecords } from '../core/io.js';
+
+/** id → predicted answer text. */
+export type Predictions = Map<string, string>;
+
+function addPrediction(preds: Predictions, id: unknown, text: unknown, file: string, line: number): void {
+  const loc = { file, line };
+  if (typeof id !== 'string' && typeof id !== 'number') throw new RecordError(loc, 'id', 'is missing');
+  if (text === null || text === undefined) text = '';
+  if (typeof text !== 'string' && typeof text !== 'number') throw new RecordError(loc, 'prediction', `must be a string, got ${typeof text}`);
+  const key = String(id);
+  if (preds.has(key)) throw new RecordError(loc, 'id', `"${key}" has two predictions`, 'keep one prediction per question');
+  preds.set(key, String(text));
+}
+
+export async function loadPredictions(path: string): Promise<Predictions> {
+  const preds: Predictions = new Map();
+  for await (const { value, loc } of readJsonRecords(path)) {
+    if (!value || typeof value !== 'object' || Array.isArray(value)) throw new RecordError(loc, '(record)', 'is not a JSON object');
+    const rec = value as Record<string, unknown>;
+    const answerMap = rec['answer'];
+    if (answerMap && typeof answerMap === 'object' && !Array.isArray(answerMap) && !('id' in rec)) {
+      // HotpotQA official: one object holding every answer.
+      for (const [id, text] of Object.entries(answerMap as Record<string, unknown>)) addPrediction(preds, id, text, loc.file, loc.line);
+      continue;
+    }
+    const output = rec['output'];
+    if (output && typeof output === 'object' && 'pred' in output) {
+      addPrediction(preds, rec['id'], (output as Record<string, unknown>)['pred'], loc.file, loc.line);
+      continue;
+    }
+    if (!('prediction' in rec) && !('pred' in rec)) {
+      throw new RecordError(loc, 'prediction', 'is missing', 'lines must look like {"id": ..., "prediction": ...}');
+    }
+    addPrediction(preds, rec['id'], rec['prediction'] ?? rec['pred'], loc.file, loc.line);
+  }
+  if (preds.size === 0) throw new InputError(`${path}: no predictions found`, 'the file is empty');
+  return preds;
+}

@@ -1,0 +1,13 @@
+/** ragtrail's public API: the data model, loaders, the synthetic world, and the answer metrics. */
+export type { DecompositionStep, Passage, Question } from './core/types.js';
+export { InputError, RagtrailError, RecordError } from './core/errors.js';
+export { Rng } from './core/rng.js';
+export { readJsonl, readJsonRecords, writeJsonl } from './core/io.js';
+export { DATASET_FORMATS, type DatasetFormat, detectFormat, loadDataset, loadDatasetAll, type LoadOptions } from './corpus/dataset.js';
+export { CORPUS_FORMATS, type CorpusFormat, corpusFromQuestions, readCorpus, writeCorpus } from './corpus/corpus.js';
+export { toFlashrag } from './corpus/formats/flashrag.js';
+export { generateWorld, writeWorld, type World, type WorldOptions, QUESTION_TYPES } from './corpus/world/index.js';
+export { answerScores, coverMatch, exactMatch, f1Score, normalizeAnswer } from './eval/metrics.js';
+export { bootstrapCI, pairedBootstrap, pairedTTest } from './eval/stats.js';
+export { loadPredictions, type Predictions } from './eval/predictions.js';
+export { comparePaired, scorePredictions, type ScoreReport } from './eval/score.js';
