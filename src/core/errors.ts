@@ -22,10 +22,12 @@ export interface SourceLocation {
   file: string;
   /** 1-based line where the record starts. */
   line: number;
+  /** 1-based position of the record in a JSON array (whose records often share one line). */
+  record?: number;
 }
 
 export function formatLocation(loc: SourceLocation): string {
-  return `${loc.file}:${loc.line}`;
+  return loc.record === undefined ? `${loc.file}:${loc.line}` : `${loc.file}:${loc.line} (record ${loc.record})`;
 }
 
 /** A single record that does not fit the expected shape; `field` names the offending field. */

@@ -10,7 +10,7 @@ import { createGunzip, createGzip } from 'node:zlib';
 import { dirname } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import { InputError, type SourceLocation } from './errors.js';
+import { formatLocation, InputError, type SourceLocation } from './errors.js';
 
 export interface LocatedValue {
   value: unknown;
@@ -63,7 +63,7 @@ function parseJsonAt(text: string, loc: SourceLocation): unknown {
     return JSON.parse(text);
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
-    throw new InputError(`${loc.file}:${loc.line}: invalid JSON (${why})`, 'fix or remove that line, or pass --skip-invalid');
+    throw new InputError(`${formatLocation(loc)}: invalid JSON (${why})`, 'fix or remove that line, or pass --skip-invalid');
   }
 }
 
@@ -94,9 +94,10 @@ export async function* readJsonArray(path: string): AsyncGenerator<LocatedValue>
   let escaped = false;
   let parts: string[] = []; // pieces of the current element from earlier chunks
   let elementLine = 0;
+  let record = 0;
 
   const element = (text: string): LocatedValue => {
-    const loc = { file: path, line: elementLine };
+    const loc = { file: path, line: elementLine, record: ++record };
     const whole = parts.length > 0 ? parts.join('') + text : text;
     parts = [];
     inElement = false;

@@ -3,7 +3,7 @@
  * detected from the first record (or forced with `format`); records stream one at a time, so a
  * file of any size loads in bounded memory.
  */
-import { InputError, RecordError, type SourceLocation } from '../core/errors.js';
+import { formatLocation, InputError, RecordError, type SourceLocation } from '../core/errors.js';
 import { firstSignificantChar, readJsonRecords, readLines } from '../core/io.js';
 import type { Question } from '../core/types.js';
 import { asObject, type Json } from './formats/fields.js';
@@ -54,7 +54,7 @@ export async function* loadDataset(path: string, opts: LoadOptions = {}): AsyncG
         format = detectFormat(rec);
         if (!format) {
           throw new InputError(
-            `${loc.file}:${loc.line}: cannot tell the dataset layout (fields: ${Object.keys(rec).slice(0, 8).join(', ')})`,
+            `${formatLocation(loc)}: cannot tell the dataset layout (fields: ${Object.keys(rec).slice(0, 8).join(', ')})`,
             `pass --format ${DATASET_FORMATS.join('|')}`,
           );
         }

@@ -41,6 +41,7 @@ describe('readJsonArray', () => {
     const got = await collectAll(readJsonArray(p));
     assert.deepEqual(got.map((g) => g.value), values);
     assert.deepEqual(got.map((g) => g.loc.line), [2, 3, 4, 5, 6, 7, 8]);
+    assert.deepEqual(got.map((g) => g.loc.record), [1, 2, 3, 4, 5, 6, 7]);
   });
   it('matches JSON.parse on a multi-megabyte array whose elements straddle read chunks', async () => {
     const rng = new Rng(3);

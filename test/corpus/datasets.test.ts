@@ -137,8 +137,9 @@ describe('malformed input', () => {
   it('missing or empty answers are rejected', async () => {
     const p = file('noa.jsonl', '{"id":"1","question":"Q?","golden_answers":[]}\n');
     await assert.rejects(collectAll(loadDataset(p)), /:1: field "golden_answers" is an empty list/);
-    const h = file('noa.json', JSON.stringify([{ _id: 'x', question: 'Q?', context: [] }]));
-    await assert.rejects(collectAll(loadDataset(h)), /noa\.json:1: field "answer" is missing/);
+    // One-line JSON arrays (HotpotQA's official files) also name the record.
+    const h = file('noa.json', JSON.stringify([{ _id: 'w', question: 'Q?', answer: 'A', context: [] }, { _id: 'x', question: 'Q?', context: [] }]));
+    await assert.rejects(collectAll(loadDataset(h)), /noa\.json:1 \(record 2\): field "answer" is missing/);
   });
   it('an invalid JSON line names file:line', async () => {
     const p = file('badjson.jsonl', '{"id":"1","question":"Q?","golden_answers":["a"]}\n{"id": 2,\n');
