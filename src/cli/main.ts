@@ -6,6 +6,9 @@
 import { Command, CommanderError } from 'commander';
 import { InputError } from '../core/errors.js';
 import { registerCorpus } from './corpus.js';
+import { registerIndex } from './index-cmd.js';
+import { registerSearch } from './search.js';
+import { registerServeRetriever } from './serve-retriever.js';
 import { registerScore } from './score.js';
 import { registerWorld } from './world.js';
 
@@ -19,6 +22,9 @@ export function buildProgram(): Command {
   registerWorld(program);
   registerCorpus(program);
   registerScore(program);
+  registerIndex(program);
+  registerSearch(program);
+  registerServeRetriever(program);
   return program;
 }
 

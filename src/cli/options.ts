@@ -10,6 +10,15 @@ export function intArg(min: number, max = Number.MAX_SAFE_INTEGER) {
   };
 }
 
+export function numberArg(min: number, max: number) {
+  return (value: string): number => {
+    const n = Number(value);
+    if (value.trim() === '' || !Number.isFinite(n)) throw new InvalidArgumentError(`expected a number, got "${value}".`);
+    if (n < min || n > max) throw new InvalidArgumentError(`expected a number from ${min} to ${max}, got ${n}.`);
+    return n;
+  };
+}
+
 export function choiceArg<T extends string>(choices: readonly T[]) {
   return (value: string): T => {
     if (!(choices as readonly string[]).includes(value)) throw new InvalidArgumentError(`expected one of ${choices.join(', ')}, got "${value}".`);

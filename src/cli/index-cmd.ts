@@ -1,0 +1,78 @@
+import { statSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { InputError } from '../core/errors.js';
+import { createEmbedder, EMBEDDER_SPEC_HELP } from '../retrieval/embedders/embedder.js';
+import { buildIndex, readManifest } from '../retrieval/index-dir.js';
+import { intArg, numberArg } from './options.js';
+
+interface BuildOpts {
+  corpus: string;
+  out: string;
+  bm25?: boolean;
+  dense?: boolean;
+  embedder?: string;
+  queryPrefix?: string;
+  passagePrefix?: string;
+  k1: number;
+  b: number;
+  hnsw: boolean;
+  batchSize: number;
+  apiKey?: string;
+}
+
+function folderBytes(dir: string): number {
+  let total = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, entry.name);
+    total += entry.isDirectory() ? folderBytes(p) : statSync(p).size;
+  }
+  return total;
+}
+
+export function registerIndex(program: Command): void {
+  const index = program.command('index').description('build and inspect retrieval indexes (BM25, dense, both)');
+  index
+    .command('build')
+    .description('index a corpus (.jsonl {id,title,text} or {id,contents}, or DPR .tsv; .gz fine): BM25 by default, dense with --dense')
+    .requiredOption('--corpus <file>', 'corpus file')
+    .requiredOption('--out <dir>', 'index folder (re-running on it keeps finished parts and resumes embedding)')
+    .option('--bm25', 'build the BM25 index (default unless only --dense is given)')
+    .option('--dense', 'build a dense index with --embedder')
+    .option('--embedder <spec>', `embedder for --dense: ${EMBEDDER_SPEC_HELP}`, 'hash:512')
+    .option('--query-prefix <text>', 'instruction prefix for queries, e.g. "query: " (E5) or a BGE instruction')
+    .option('--passage-prefix <text>', 'instruction prefix for passages, e.g. "passage: " (E5)')
+    .option('--k1 <x>', 'BM25 k1', numberArg(0, 100), 0.9)
+    .option('--b <x>', 'BM25 b', numberArg(0, 1), 0.4)
+    .option('--hnsw', 'also build an HNSW graph (usearch) for approximate dense search on large corpora', false)
+    .option('--batch-size <n>', 'passages per embedding request', intArg(1, 100_000), 256)
+    .option('--api-key <key>', 'API key for an openai: embedder (default: $OPENAI_API_KEY)')
+    .action(async (opts: BuildOpts) => {
+      if (!opts.bm25 && !opts.dense) opts.bm25 = true;
+      const t0 = performance.now();
+      const embedder = opts.dense ? await createEmbedder(opts.embedder ?? 'hash:512', { apiKey: opts.apiKey, batchSize: opts.batchSize }) : undefined;
+      const m = await buildIndex(opts.corpus, opts.out, {
+        bm25: opts.bm25 ?? false,
+        bm25Options: { k1: opts.k1, b: opts.b },
+        embedder,
+        dense: { prefixes: { query: opts.queryPrefix, passage: opts.passagePrefix }, batchSize: opts.batchSize, hnsw: opts.hnsw },
+      });
+      await embedder?.close?.();
+      console.log(`indexed ${m.passages} passages into ${opts.out} in ${((performance.now() - t0) / 1000).toFixed(1)} s (${(folderBytes(opts.out) / 2 ** 20).toFixed(1)} MiB)`);
+      if (m.dense?.lexical) console.log(`note: the dense part uses ${m.dense.embedder}, a lexical hashed n-gram embedder, not a neural model`);
+    });
+  index
+    .command('info')
+    .description('describe an index folder')
+    .argument('<dir>', 'index folder')
+    .action((dir: string) => {
+      const m = readManifest(dir);
+      console.log(`index ${dir}: ${m.passages} passages from ${m.corpus} (built ${m.created}), ${(folderBytes(dir) / 2 ** 20).toFixed(1)} MiB`);
+      if (m.bm25) console.log(`  bm25: k1=${m.bm25.k1} b=${m.bm25.b}, ${m.bm25.vocabulary} terms, ${m.bm25.postings} postings, avg length ${m.bm25.avgdl.toFixed(1)} tokens`);
+      if (m.dense) {
+        const prefixes = Object.entries(m.dense.prefixes).filter(([, v]) => v).map(([k, v]) => `${k} prefix ${JSON.stringify(v)}`);
+        console.log(`  dense: ${m.dense.embedder}${m.dense.lexical ? ' (lexical)' : ''}, dim ${m.dense.dim}, ${m.dense.hnsw ? 'HNSW + flat' : 'flat'}${prefixes.length ? ', ' + prefixes.join(', ') : ''}`);
+      }
+      if (!m.bm25 && !m.dense) throw new InputError(`${dir}: the index has no search structure`, 'rebuild it');
+    });
+}

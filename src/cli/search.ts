@@ -1,0 +1,75 @@
+import type { Command } from 'commander';
+import { InputError, RecordError } from '../core/errors.js';
+import { readJsonl, writeFileAtomic, writeLine } from '../core/io.js';
+import { Progress } from '../core/progress.js';
+import { openRetriever, type SearchMethod } from '../retrieval/index-dir.js';
+import { choiceArg, intArg } from './options.js';
+
+interface SearchOpts {
+  index: string;
+  k: number;
+  method?: SearchMethod;
+  queries?: string;
+  out?: string;
+  batch: number;
+  token?: string;
+  apiKey?: string;
+}
+
+const METHODS = ['bm25', 'dense', 'hybrid'] as const;
+
+export function registerSearch(program: Command): void {
+  program
+    .command('search')
+    .description('search an index folder or a /retrieve server: one query (readable) or a batch (--queries Q.jsonl --out H.jsonl)')
+    .argument('[query]', 'the query text')
+    .requiredOption('--index <dir|url>', 'index folder, or http://host:port of a Search-R1-style retrieval server')
+    .option('--k <n>', 'hits per query', intArg(1, 10_000), 5)
+    .option('--method <m>', `bm25, dense or hybrid (RRF); default bm25 when built, else dense`, choiceArg(METHODS))
+    .option('--queries <file>', 'JSON Lines of {id, query} (a "question" field works too, so datasets can be passed as is)')
+    .option('--out <file>', 'with --queries: JSON Lines of {id, hits: [{id, title, score}]}, in query order')
+    .option('--batch <n>', 'queries per batch', intArg(1, 100_000), 64)
+    .option('--token <token>', 'bearer token of a retrieval server')
+    .option('--api-key <key>', 'API key for an openai: embedder (default: $OPENAI_API_KEY)')
+    .action(async (query: string | undefined, opts: SearchOpts) => {
+      if ((query === undefined) === (opts.queries === undefined)) throw new InputError('give either a query or --queries FILE', 'e.g. ragtrail search --index DIR "who wrote X"');
+      if (opts.queries && !opts.out) throw new InputError('--queries needs --out FILE for the hits');
+      const retriever = await openRetriever(opts.index, { method: opts.method, token: opts.token, embedderOptions: { apiKey: opts.apiKey } });
+      try {
+        if (query !== undefined) {
+          const hits = await retriever.search(query, opts.k);
+          console.log(`${retriever.name}: ${hits.length} hits for ${JSON.stringify(query)}`);
+          hits.forEach((h, i) => {
+            console.log(`${String(i + 1).padStart(3)}. ${h.score.toFixed(4)}  ${h.title}  [${h.passageId}]`);
+            const text = h.text.replace(/\s+/g, ' ');
+            console.log(`     ${text.length > 220 ? text.slice(0, 217) + '...' : text}`);
+          });
+          return;
+        }
+        const items: { id: string; query: string }[] = [];
+        for await (const { value, loc } of readJsonl(opts.queries as string)) {
+          const rec = (value ?? {}) as Record<string, unknown>;
+          const q = rec['query'] ?? rec['question'];
+          if (typeof q !== 'string') throw new RecordError(loc, 'query', 'is missing', 'lines must look like {"id": ..., "query": ...}');
+          const id = rec['id'];
+          items.push({ id: typeof id === 'string' || typeof id === 'number' ? String(id) : String(items.length), query: q });
+        }
+        const progress = new Progress('searching', { unit: 'queries', total: items.length });
+        await writeFileAtomic(opts.out as string, async (out) => {
+          for (let i = 0; i < items.length; i += opts.batch) {
+            const batch = items.slice(i, i + opts.batch);
+            const results = await retriever.searchBatch(batch.map((b) => b.query), opts.k);
+            for (let j = 0; j < batch.length; j++) {
+              const hits = results[j]!.map((h) => ({ id: h.passageId, title: h.title, score: h.score }));
+              await writeLine(out, JSON.stringify({ id: batch[j]!.id, hits }));
+            }
+            progress.tick(batch.length);
+          }
+        });
+        progress.finish();
+        console.log(`${items.length} queries → ${opts.out} (${retriever.name})`);
+      } finally {
+        await retriever.close?.();
+      }
+    });
+}

@@ -1,0 +1,259 @@
+/**
+ * Builds the on-disk BM25 index in one streaming pass with bounded memory (single-pass in-memory
+ * indexing, SPIMI): postings of the current block of documents collect in flat typed arrays; when
+ * the block is full they are sorted by term with a counting sort and written as a sorted run; at the
+ * end the runs are merged term by term into the final postings file. Memory is the block (12 bytes a
+ * posting) plus the vocabulary, whatever the corpus size. Document ids grow monotonically, so each
+ * term's postings from run r all precede those from run r + 1 and the merge is a concatenation.
+ *
+ * Files (in `dir`): meta.json; postings.bin (per term: varint doc-gap, varint tf, …, in term-id order);
+ * postings.off (Float64, byte offset of each term, V + 1); df.bin (Uint32, V); doclen.bin (Uint32, N);
+ * terms.bin (UTF-8 terms in byte order, concatenated), terms.idx (Uint32 start offsets, V + 1) and
+ * terms.ids (Uint32 term id of each sorted term), for binary-search lookup without a heap dictionary.
+ */
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Analyzer } from '../analyzer.js';
+import { VarintReader, VarintWriter } from './bytes.js';
+
+export const BM25_FORMAT_VERSION = 1;
+
+export interface Bm25Params {
+  /** Term-frequency saturation (Pyserini's Wikipedia indexes: 0.9). */
+  k1: number;
+  /** Length normalisation (Pyserini's Wikipedia indexes: 0.4). */
+  b: number;
+}
+
+export const DEFAULT_BM25: Bm25Params = { k1: 0.9, b: 0.4 };
+
+export interface Bm25Meta extends Bm25Params {
+  format: 'ragtrail-bm25';
+  version: number;
+  analyzer: ReturnType<Analyzer['describe']>;
+  /** Documents. */
+  n: number;
+  /** Average document length in analysed tokens. */
+  avgdl: number;
+  vocabulary: number;
+  postings: number;
+  runs: number;
+}
+
+export interface Bm25BuildOptions extends Partial<Bm25Params> {
+  analyzer?: Analyzer;
+  /** Postings held in memory before a sorted run is written (default 24M, about 290 MB). */
+  runPostings?: number;
+}
+
+function grow<T extends Uint32Array | Int32Array>(a: T, need: number): T {
+  if (need <= a.length) return a;
+  const b = new (a.constructor as new (n: number) => T)(Math.max(need, a.length * 2));
+  b.set(a);
+  return b;
+}
+
+export class Bm25Builder {
+  private readonly analyzer: Analyzer;
+  private readonly params: Bm25Params;
+  private readonly cap: number;
+  private readonly vocab = new Map<string, number>();
+  private terms: string[] = [];
+  private df = new Uint32Array(1 << 16);
+  private docLen = new Uint32Array(1 << 16);
+  private nDocs = 0;
+  private totalLen = 0;
+  private totalPostings = 0;
+  // Current block, one posting per slot.
+  private readonly runTerm: Uint32Array;
+  private readonly runDoc: Uint32Array;
+  private readonly runTf: Uint32Array;
+  private runLen = 0;
+  private runs: string[] = [];
+  // Per-document term counting without a Map: last document seen per term, and its slot.
+  private lastDoc = new Int32Array(1 << 16).fill(-1);
+  private slot = new Int32Array(1 << 16);
+  private docTerms = new Uint32Array(4096);
+  private docTfs = new Uint32Array(4096);
+
+  constructor(
+    private readonly dir: string,
+    opts: Bm25BuildOptions = {},
+  ) {
+    this.analyzer = opts.analyzer ?? new Analyzer();
+    this.params = { k1: opts.k1 ?? DEFAULT_BM25.k1, b: opts.b ?? DEFAULT_BM25.b };
+    this.cap = opts.runPostings ?? 24_000_000;
+    this.runTerm = new Uint32Array(this.cap);
+    this.runDoc = new Uint32Array(this.cap);
+    this.runTf = new Uint32Array(this.cap);
+    mkdirSync(dir, { recursive: true });
+  }
+
+  private termId(t: string): number {
+    let id = this.vocab.get(t);
+    if (id === undefined) {
+      id = this.terms.length;
+      this.vocab.set(t, id);
+      this.terms.push(t);
+      if (id >= this.df.length) {
+        this.df = grow(this.df, id + 1);
+        const n = this.df.length;
+        const last = new Int32Array(n).fill(-1);
+        last.set(this.lastDoc);
+        this.lastDoc = last;
+        this.slot = grow(this.slot, n);
+      }
+    }
+    return id;
+  }
+
+  /** Adds the next document (its number is the count of documents added before it). */
+  add(text: string): void {
+    const doc = this.nDocs++;
+    const tokens = this.analyzer.analyze(text);
+    this.docLen = grow(this.docLen, doc + 1);
+    this.docLen[doc] = tokens.length;
+    this.totalLen += tokens.length;
+    let unique = 0;
+    for (const tok of tokens) {
+      const id = this.termId(tok);
+      if (this.lastDoc[id] !== doc) {
+        this.lastDoc[id] = doc;
+        this.slot[id] = unique;
+        if (unique >= this.docTerms.length) {
+          this.docTerms = grow(this.docTerms, unique + 1);
+          this.docTfs = grow(this.docTfs, unique + 1);
+        }
+        this.docTerms[unique] = id;
+        this.docTfs[unique] = 1;
+        unique++;
+      } else {
+        this.docTfs[this.slot[id]!]!++;
+      }
+    }
+    if (this.runLen + unique > this.cap) this.flushRun();
+    for (let i = 0; i < unique; i++) {
+      const id = this.docTerms[i] as number;
+      this.runTerm[this.runLen] = id;
+      this.runDoc[this.runLen] = doc;
+      this.runTf[this.runLen] = this.docTfs[i] as number;
+      this.runLen++;
+      this.df[id]!++;
+    }
+    this.totalPostings += unique;
+  }
+
+  get documents(): number {
+    return this.nDocs;
+  }
+
+  /** Sorts the block by term (counting sort keeps document order within a term) and writes it as a run. */
+  private flushRun(): void {
+    if (this.runLen === 0) return;
+    const v = this.terms.length;
+    const start = new Uint32Array(v + 1);
+    for (let i = 0; i < this.runLen; i++) start[this.runTerm[i]! + 1]!++;
+    for (let t = 0; t < v; t++) start[t + 1]! += start[t]!;
+    const order = new Uint32Array(this.runLen);
+    const fill = start.slice(0, v);
+    for (let i = 0; i < this.runLen; i++) {
+      const t = this.runTerm[i] as number;
+      order[fill[t]!++] = i;
+    }
+    const path = join(this.dir, `run-${this.runs.length}.tmp`);
+    const w = new VarintWriter(path);
+    let prevTerm = 0;
+    for (let t = 0; t < v; t++) {
+      const from = start[t] as number;
+      const to = start[t + 1] as number;
+      if (from === to) continue;
+      w.uint(t - prevTerm);
+      prevTerm = t;
+      w.uint(to - from);
+      let prevDoc = 0;
+      for (let j = from; j < to; j++) {
+        const i = order[j] as number;
+        const d = this.runDoc[i] as number;
+        w.uint(d - prevDoc);
+        prevDoc = d;
+        w.uint(this.runTf[i] as number);
+      }
+    }
+    w.close();
+    this.runs.push(path);
+    this.runLen = 0;
+  }
+
+  /** Merges the runs and writes every index file. Returns the metadata written to meta.json. */
+  finish(): Bm25Meta {
+    this.flushRun();
+    const v = this.terms.length;
+    const offsets = new Float64Array(v + 1);
+    const out = new VarintWriter(join(this.dir, 'postings.bin'));
+    const readers = this.runs.map((p) => new VarintReader(p));
+    // Next term id of each run (or Infinity when exhausted).
+    const next = readers.map((r) => (r.atEnd() ? Infinity : r.uint()));
+    for (let t = 0; t < v; t++) {
+      offsets[t] = out.written;
+      let last = 0;
+      for (let r = 0; r < readers.length; r++) {
+        if (next[r] !== t) continue;
+        const rd = readers[r] as VarintReader;
+        const count = rd.uint();
+        let doc = 0;
+        for (let j = 0; j < count; j++) {
+          doc += rd.uint();
+          out.uint(doc - last);
+          last = doc;
+          out.uint(rd.uint());
+        }
+        next[r] = rd.atEnd() ? Infinity : t + rd.uint();
+      }
+    }
+    offsets[v] = out.written;
+    out.close();
+    for (const r of readers) r.close();
+    for (const p of this.runs) rmSync(p, { force: true });
+
+    writeFileSync(join(this.dir, 'postings.off'), new Uint8Array(offsets.buffer));
+    writeFileSync(join(this.dir, 'df.bin'), new Uint8Array(this.df.buffer, 0, v * 4));
+    writeFileSync(join(this.dir, 'doclen.bin'), new Uint8Array(this.docLen.buffer, 0, this.nDocs * 4));
+    this.writeDictionary();
+    const meta: Bm25Meta = {
+      format: 'ragtrail-bm25',
+      version: BM25_FORMAT_VERSION,
+      ...this.params,
+      analyzer: this.analyzer.describe(),
+      n: this.nDocs,
+      avgdl: this.nDocs > 0 ? this.totalLen / this.nDocs : 0,
+      vocabulary: v,
+      postings: this.totalPostings,
+      runs: this.runs.length,
+    };
+    writeFileSync(join(this.dir, 'meta.json'), JSON.stringify(meta, null, 2) + '\n');
+    return meta;
+  }
+
+  /** Terms sorted by UTF-8 bytes, so that lookups can binary-search the raw blob. */
+  private writeDictionary(): void {
+    const encoded = this.terms.map((t) => Buffer.from(t, 'utf8'));
+    const order = Array.from({ length: encoded.length }, (_, i) => i);
+    order.sort((a, b) => Buffer.compare(encoded[a] as Buffer, encoded[b] as Buffer));
+    const idx = new Uint32Array(encoded.length + 1);
+    const ids = new Uint32Array(encoded.length);
+    let bytes = 0;
+    order.forEach((id, i) => {
+      idx[i] = bytes;
+      ids[i] = id;
+      bytes += (encoded[id] as Buffer).length;
+    });
+    idx[encoded.length] = bytes;
+    const blob = Buffer.allocUnsafe(bytes);
+    order.forEach((id, i) => (encoded[id] as Buffer).copy(blob, idx[i] as number));
+    writeFileSync(join(this.dir, 'terms.bin'), blob);
+    writeFileSync(join(this.dir, 'terms.idx'), new Uint8Array(idx.buffer));
+    writeFileSync(join(this.dir, 'terms.ids'), new Uint8Array(ids.buffer));
+    this.terms = [];
+    this.vocab.clear();
+  }
+}

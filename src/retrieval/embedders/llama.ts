@@ -1,0 +1,51 @@
+/**
+ * Embeddings from a local GGUF model through node-llama-cpp. The package is optional (hundreds of MB
+ * with its GPU builds): it is loaded on first use, and a clear message says how to add it.
+ * Uses the prebuilt binaries only (`build: "never"`), so nothing is compiled or downloaded at run time.
+ */
+import { existsSync } from 'node:fs';
+import { InputError } from '../../core/errors.js';
+import { type Embedder, l2normalize } from './embedder.js';
+
+interface LlamaEmbeddingContextLike {
+  getEmbeddingFor(text: string): Promise<{ vector: readonly number[] }>;
+  dispose?(): Promise<void>;
+}
+
+export class LlamaCppEmbedder implements Embedder {
+  readonly lexical = false;
+  dim: number | undefined;
+
+  private constructor(
+    readonly spec: string,
+    private readonly context: LlamaEmbeddingContextLike,
+  ) {}
+
+  static async load(modelPath: string): Promise<LlamaCppEmbedder> {
+    if (!existsSync(modelPath)) throw new InputError(`embedder llama:${modelPath}: no such model file`, 'pass the path of a local .gguf embedding model');
+    let mod: { getLlama: (o: object) => Promise<{ loadModel(o: { modelPath: string }): Promise<{ createEmbeddingContext(): Promise<LlamaEmbeddingContextLike> }> }> };
+    try {
+      const name = 'node-llama-cpp'; // a variable keeps TypeScript from requiring the optional package's types
+      mod = (await import(name)) as typeof mod;
+    } catch {
+      throw new InputError('embedder llama: needs the optional package node-llama-cpp', 'run `npm install node-llama-cpp` in your project');
+    }
+    const llama = await mod.getLlama({ build: 'never' });
+    const model = await llama.loadModel({ modelPath });
+    return new LlamaCppEmbedder(`llama:${modelPath}`, await model.createEmbeddingContext());
+  }
+
+  async embed(texts: readonly string[]): Promise<Float32Array[]> {
+    const out: Float32Array[] = [];
+    for (const t of texts) {
+      const v = l2normalize(Float32Array.from((await this.context.getEmbeddingFor(t)).vector));
+      this.dim ??= v.length;
+      out.push(v);
+    }
+    return out;
+  }
+
+  async close(): Promise<void> {
+    await this.context.dispose?.();
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * Embeddings from any OpenAI-compatible `/v1/embeddings` endpoint (vLLM, TEI, Ollama, llama.cpp
+ * server, hosted APIs), in batches, with the shared timeout/retry/backoff of core/http.
+ */
+import { RagtrailError } from '../../core/errors.js';
+import { fetchJson } from '../../core/http.js';
+import { type Embedder, type EmbedderOptions, l2normalize } from './embedder.js';
+
+interface EmbeddingsReply {
+  data?: { embedding?: number[]; index?: number }[];
+}
+
+export class OpenAIEmbedder implements Embedder {
+  readonly lexical = false;
+  readonly spec: string;
+  dim: number | undefined;
+  private readonly apiKey: string | undefined;
+  private readonly batchSize: number;
+
+  constructor(
+    private readonly baseURL: string,
+    private readonly model: string,
+    opts: EmbedderOptions = {},
+  ) {
+    this.spec = `openai:${baseURL}#${model}`;
+    this.apiKey = opts.apiKey ?? process.env['OPENAI_API_KEY'];
+    this.batchSize = opts.batchSize ?? 64;
+  }
+
+  async embed(texts: readonly string[]): Promise<Float32Array[]> {
+    const out: Float32Array[] = [];
+    for (let i = 0; i < texts.length; i += this.batchSize) {
+      const batch = texts.slice(i, i + this.batchSize);
+      const url = `${this.baseURL.replace(/\/+$/, '')}/embeddings`;
+      const reply = await fetchJson<EmbeddingsReply>(url, {
+        body: { model: this.model, input: batch, encoding_format: 'float' },
+        headers: this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {},
+      });
+      const data = reply.data;
+      if (!Array.isArray(data) || data.length !== batch.length) {
+        throw new RagtrailError(`${url}: expected ${batch.length} embeddings, got ${Array.isArray(data) ? data.length : 'none'}`);
+      }
+      const ordered = [...data].sort((a, b) => (a.index ?? 0) - (b.index ?? 0));
+      for (const d of ordered) {
+        if (!Array.isArray(d.embedding)) throw new RagtrailError(`${url}: an item of "data" has no "embedding" list`);
+        const v = l2normalize(Float32Array.from(d.embedding));
+        if (this.dim === undefined) this.dim = v.length;
+        else if (v.length !== this.dim) throw new RagtrailError(`${url}: embedding size changed from ${this.dim} to ${v.length}`);
+        out.push(v);
+      }
+    }
+    return out;
+  }
+}

@@ -1,0 +1,157 @@
+/**
+ * An index folder: the document store plus whichever search structures were built over it.
+ *
+ *   DIR/index.json        manifest (corpus, passage count, components)
+ *   DIR/docs.jsonl, docs.off
+ *   DIR/bm25/             see bm25/build.ts
+ *   DIR/dense/            see dense/build.ts
+ *
+ * Building streams the corpus once for the store and BM25, then embeds from the store. Re-running a
+ * build on the same folder keeps finished parts: adding `--dense` to a BM25 index embeds only, and
+ * an interrupted embedding resumes.
+ */
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { InputError } from '../core/errors.js';
+import { readLines } from '../core/io.js';
+import { Progress } from '../core/progress.js';
+import type { Passage } from '../core/types.js';
+import { readCorpus } from '../corpus/corpus.js';
+import { Bm25Builder, type Bm25BuildOptions, type Bm25Meta } from './bm25/build.js';
+import { Bm25Index, type Bm25OpenOptions } from './bm25/index.js';
+import { buildDense, type DenseBuildOptions, type DenseMeta } from './dense/build.js';
+import { DenseIndex, type DenseSearchMode } from './dense/index.js';
+import { DocStore, DocStoreWriter } from './docstore.js';
+import { createEmbedder, type Embedder, type EmbedderOptions } from './embedders/embedder.js';
+import { RrfRetriever } from './hybrid.js';
+import { HttpRetriever } from './client.js';
+import { Bm25Retriever, DenseRetriever } from './retrievers.js';
+import type { Retriever } from './types.js';
+
+export const INDEX_FORMAT_VERSION = 1;
+
+export interface IndexManifest {
+  format: 'ragtrail-index';
+  version: number;
+  corpus: string;
+  passages: number;
+  created: string;
+  bm25?: Omit<Bm25Meta, 'analyzer'>;
+  dense?: DenseMeta;
+}
+
+export interface IndexBuildOptions {
+  bm25?: boolean;
+  bm25Options?: Bm25BuildOptions;
+  /** Embedder for the dense part; omit for BM25 only. */
+  embedder?: Embedder;
+  dense?: DenseBuildOptions;
+  quiet?: boolean;
+}
+
+const manifestPath = (dir: string) => join(dir, 'index.json');
+
+export function readManifest(dir: string): IndexManifest {
+  const path = manifestPath(dir);
+  if (!existsSync(path)) throw new InputError(`${dir}: not a ragtrail index (no index.json)`, 'build one with `ragtrail index build --corpus C --out DIR`');
+  const m = JSON.parse(readFileSync(path, 'utf8')) as IndexManifest;
+  if (m.format !== 'ragtrail-index' || m.version !== INDEX_FORMAT_VERSION) {
+    throw new InputError(`${dir}: index format ${m.format} v${m.version} is not supported by this ragtrail (v${INDEX_FORMAT_VERSION})`, 'rebuild the index');
+  }
+  return m;
+}
+
+function writeManifest(dir: string, m: IndexManifest): void {
+  writeFileSync(manifestPath(dir), JSON.stringify(m, null, 2) + '\n');
+}
+
+/** Passages of the document store from document number `from` on, in order. */
+async function* storedPassages(dir: string, from: number): AsyncGenerator<Passage> {
+  let i = 0;
+  for await (const { text } of readLines(join(dir, 'docs.jsonl'))) {
+    if (i++ < from || text === '') continue;
+    yield JSON.parse(text) as Passage;
+  }
+}
+
+export async function buildIndex(corpusPath: string, dir: string, opts: IndexBuildOptions): Promise<IndexManifest> {
+  const wantBm25 = opts.bm25 ?? !opts.embedder;
+  mkdirSync(dir, { recursive: true });
+  let manifest: IndexManifest | undefined;
+  if (existsSync(manifestPath(dir))) {
+    manifest = readManifest(dir);
+    if (resolve(manifest.corpus) !== resolve(corpusPath)) {
+      throw new InputError(`${dir} already holds an index of ${manifest.corpus}`, 'choose another --out folder or delete this one');
+    }
+  }
+  if (!manifest || (wantBm25 && !manifest.bm25)) {
+    // One pass over the corpus: document store, and BM25 when asked.
+    rmSync(join(dir, 'bm25'), { recursive: true, force: true });
+    const store = new DocStoreWriter(dir);
+    const bm25 = wantBm25 ? new Bm25Builder(join(dir, 'bm25'), opts.bm25Options) : undefined;
+    const progress = new Progress('indexing', { unit: 'passages', quiet: opts.quiet });
+    for await (const p of readCorpus(corpusPath)) {
+      store.add(p);
+      bm25?.add(p.title ? `${p.title}\n${p.text}` : p.text);
+      progress.tick();
+    }
+    store.close();
+    const bm25Meta = bm25?.finish();
+    progress.finish(bm25Meta ? `(${bm25Meta.vocabulary} terms, ${bm25Meta.postings} postings, ${bm25Meta.runs} runs)` : '');
+    if (store.count === 0) throw new InputError(`${corpusPath}: the corpus has no passages`);
+    manifest = { format: 'ragtrail-index', version: INDEX_FORMAT_VERSION, corpus: corpusPath, passages: store.count, created: new Date().toISOString() };
+    if (bm25Meta) {
+      const { analyzer: _analyzer, ...rest } = bm25Meta;
+      manifest.bm25 = rest;
+    }
+    writeManifest(dir, manifest);
+  }
+  if (opts.embedder && !(manifest.dense && manifest.dense.embedder === opts.embedder.spec)) {
+    const denseDir = join(dir, 'dense');
+    mkdirSync(denseDir, { recursive: true });
+    const n = manifest.passages;
+    manifest.dense = await buildDense(denseDir, (from) => storedPassages(dir, from), n, opts.embedder, { quiet: opts.quiet, ...opts.dense });
+    writeManifest(dir, manifest);
+  }
+  return manifest;
+}
+
+export type SearchMethod = 'bm25' | 'dense' | 'hybrid';
+
+export interface OpenRetrieverOptions {
+  /** Default: bm25 when the index has it, else dense. */
+  method?: SearchMethod;
+  /** Embedder to use instead of the one named in the index (e.g. with an API key). */
+  embedder?: Embedder;
+  embedderOptions?: EmbedderOptions;
+  denseMode?: DenseSearchMode;
+  bm25?: Bm25OpenOptions;
+  /** RRF constant (default 60) and per-retriever depth (default 100). */
+  rrfK?: number;
+  rrfDepth?: number;
+  /** Bearer token for a remote retrieval server. */
+  token?: string;
+}
+
+/**
+ * A Retriever over an index folder, or over a Search-R1-style retrieval server when `location` is
+ * an http(s) URL.
+ */
+export async function openRetriever(location: string, opts: OpenRetrieverOptions = {}): Promise<Retriever> {
+  if (/^https?:\/\//.test(location)) return new HttpRetriever(location, { token: opts.token });
+  const manifest = readManifest(location);
+  const method = opts.method ?? (manifest.bm25 ? 'bm25' : 'dense');
+  const store = new DocStore(location);
+  const bm25 = async () => {
+    if (!manifest.bm25) throw new InputError(`${location} has no BM25 index`, 'rebuild with --bm25, or search with --method dense');
+    return new Bm25Retriever(Bm25Index.open(join(location, 'bm25'), opts.bm25), store);
+  };
+  const dense = async () => {
+    if (!manifest.dense) throw new InputError(`${location} has no dense index`, 'rebuild with --dense --embedder SPEC, or search with --method bm25');
+    const embedder = opts.embedder ?? (await createEmbedder(manifest.dense.embedder, opts.embedderOptions));
+    return new DenseRetriever(await DenseIndex.open(join(location, 'dense'), opts.denseMode), embedder, store);
+  };
+  if (method === 'bm25') return bm25();
+  if (method === 'dense') return dense();
+  return new RrfRetriever([await bm25(), await dense()], { k: opts.rrfK, depth: opts.rrfDepth });
+}

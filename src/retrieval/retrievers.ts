@@ -1,0 +1,63 @@
+/** The embedded retrievers: BM25 and dense search over an index folder, each behind `Retriever`. */
+import type { DocStore } from './docstore.js';
+import type { Bm25Index } from './bm25/index.js';
+import type { DenseIndex } from './dense/index.js';
+import type { Embedder } from './embedders/embedder.js';
+import type { Hit, Retriever, ScoredDoc } from './types.js';
+
+function toHits(store: DocStore, docs: ScoredDoc[]): Hit[] {
+  return docs.map(({ doc, score }) => {
+    const p = store.get(doc);
+    return { passageId: p.id, title: p.title, text: p.text, score };
+  });
+}
+
+export class Bm25Retriever implements Retriever {
+  readonly name: string;
+
+  constructor(
+    readonly index: Bm25Index,
+    private readonly store: DocStore,
+  ) {
+    this.name = `bm25(k1=${index.params.k1},b=${index.params.b})`;
+  }
+
+  /** Synchronous search, for callers in tight loops (benchmarks, MCTS). */
+  searchSync(query: string, k: number): Hit[] {
+    return toHits(this.store, this.index.searchDocs(query, k));
+  }
+
+  async search(query: string, k: number): Promise<Hit[]> {
+    return this.searchSync(query, k);
+  }
+
+  async searchBatch(queries: readonly string[], k: number): Promise<Hit[][]> {
+    return queries.map((q) => this.searchSync(q, k));
+  }
+}
+
+export class DenseRetriever implements Retriever {
+  readonly name: string;
+
+  constructor(
+    readonly index: DenseIndex,
+    private readonly embedder: Embedder,
+    private readonly store: DocStore,
+  ) {
+    this.name = `dense(${embedder.spec}${embedder.lexical ? ', lexical' : ''}, ${index.mode})`;
+  }
+
+  async search(query: string, k: number): Promise<Hit[]> {
+    return (await this.searchBatch([query], k))[0]!;
+  }
+
+  async searchBatch(queries: readonly string[], k: number): Promise<Hit[][]> {
+    const prefix = this.index.meta.prefixes.query ?? '';
+    const vectors = await this.embedder.embed(queries.map((q) => prefix + q), 'query');
+    return vectors.map((v) => toHits(this.store, this.index.search(v, k)));
+  }
+
+  async close(): Promise<void> {
+    await this.embedder.close?.();
+  }
+}
