@@ -8,6 +8,9 @@
  *
  * Files (in `dir`): meta.json; postings.bin (per term: varint doc-gap, varint tf, …, in term-id order);
  * postings.off (Float64, byte offset of each term, V + 1); df.bin (Uint32, V); doclen.bin (Uint32, N);
+ * skips.bin (per term with more than SKIP_BLOCK postings, one Uint32 pair per block boundary: last
+ * document before it and its byte offset from the term's start); maximpact.bin (Float32, V: the
+ * largest tf / (tf + k1·(1 − b + b·|d|/avgdl)) of each term, a MaxScore upper bound);
  * terms.bin (UTF-8 terms in byte order, concatenated), terms.idx (Uint32 start offsets, V + 1) and
  * terms.ids (Uint32 term id of each sorted term), for binary-search lookup without a heap dictionary.
  */
@@ -17,6 +20,36 @@ import { Analyzer } from '../analyzer.js';
 import { VarintReader, VarintWriter } from './bytes.js';
 
 export const BM25_FORMAT_VERSION = 1;
+
+/** Postings per skip block: a query can jump to any block start without decoding the blocks before it. */
+export const SKIP_BLOCK = 32;
+
+/** Skip entries (last document of a block, byte offset of the next block from the term's start) as Uint32 pairs. */
+class SkipWriter {
+  private readonly buf = new Uint32Array(1 << 16);
+  private n = 0;
+  private readonly out: VarintWriter;
+
+  constructor(path: string) {
+    this.out = new VarintWriter(path);
+  }
+
+  add(lastDoc: number, nextBlockOffset: number): void {
+    if (this.n === this.buf.length) this.flush();
+    this.buf[this.n++] = lastDoc;
+    this.buf[this.n++] = nextBlockOffset;
+  }
+
+  private flush(): void {
+    this.out.bytes(new Uint8Array(this.buf.buffer, 0, this.n * 4));
+    this.n = 0;
+  }
+
+  close(): void {
+    this.flush();
+    this.out.close();
+  }
+}
 
 export interface Bm25Params {
   /** Term-frequency saturation (Pyserini's Wikipedia indexes: 0.9). */
@@ -65,9 +98,9 @@ export class Bm25Builder {
   private totalLen = 0;
   private totalPostings = 0;
   // Current block, one posting per slot.
-  private readonly runTerm: Uint32Array;
-  private readonly runDoc: Uint32Array;
-  private readonly runTf: Uint32Array;
+  private runTerm: Uint32Array;
+  private runDoc: Uint32Array;
+  private runTf: Uint32Array;
   private runLen = 0;
   private runs: string[] = [];
   // Per-document term counting without a Map: last document seen per term, and its slot.
@@ -132,6 +165,12 @@ export class Bm25Builder {
       }
     }
     if (this.runLen + unique > this.cap) this.flushRun();
+    if (unique > this.runTerm.length) {
+      // A single document with more distinct terms than a whole block: the block grows to hold it.
+      this.runTerm = grow(this.runTerm, unique);
+      this.runDoc = grow(this.runDoc, unique);
+      this.runTf = grow(this.runTf, unique);
+    }
     for (let i = 0; i < unique; i++) {
       const id = this.docTerms[i] as number;
       this.runTerm[this.runLen] = id;
@@ -188,32 +227,53 @@ export class Bm25Builder {
   finish(): Bm25Meta {
     this.flushRun();
     const v = this.terms.length;
+    const { k1, b } = this.params;
+    const avgdl = this.nDocs > 0 ? this.totalLen / this.nDocs : 1;
+    const norms = new Float64Array(this.nDocs);
+    for (let d = 0; d < this.nDocs; d++) norms[d] = k1 * (1 - b + (b * this.docLen[d]!) / avgdl);
     const offsets = new Float64Array(v + 1);
+    // Upper bound of tf / (tf + norm) over each term's postings, for MaxScore pruning at query time.
+    const maxImpact = new Float32Array(v);
     const out = new VarintWriter(join(this.dir, 'postings.bin'));
+    const skips = new SkipWriter(join(this.dir, 'skips.bin'));
     const readers = this.runs.map((p) => new VarintReader(p));
     // Next term id of each run (or Infinity when exhausted).
     const next = readers.map((r) => (r.atEnd() ? Infinity : r.uint()));
     for (let t = 0; t < v; t++) {
-      offsets[t] = out.written;
+      const termStart = out.written;
+      offsets[t] = termStart;
       let last = 0;
+      let written = 0;
+      let best = 0;
       for (let r = 0; r < readers.length; r++) {
         if (next[r] !== t) continue;
-        const rd = readers[r] as VarintReader;
+        const rd = readers[r]!;
         const count = rd.uint();
         let doc = 0;
         for (let j = 0; j < count; j++) {
           doc += rd.uint();
+          const tf = rd.uint();
+          // Every SKIP_BLOCK postings: where the next block starts, and the last document before it.
+          if (written > 0 && written % SKIP_BLOCK === 0) skips.add(last, out.written - termStart);
           out.uint(doc - last);
+          out.uint(tf);
           last = doc;
-          out.uint(rd.uint());
+          written++;
+          const impact = tf / (tf + norms[doc]!);
+          if (impact > best) best = impact;
         }
         next[r] = rd.atEnd() ? Infinity : t + rd.uint();
       }
+      // Round up so that the float32 bound is never below the true maximum.
+      const f = Math.fround(best);
+      maxImpact[t] = f >= best ? f : Math.fround(best * (1 + 2 ** -22));
     }
     offsets[v] = out.written;
     out.close();
+    skips.close();
     for (const r of readers) r.close();
     for (const p of this.runs) rmSync(p, { force: true });
+    writeFileSync(join(this.dir, 'maximpact.bin'), new Uint8Array(maxImpact.buffer));
 
     writeFileSync(join(this.dir, 'postings.off'), new Uint8Array(offsets.buffer));
     writeFileSync(join(this.dir, 'df.bin'), new Uint8Array(this.df.buffer, 0, v * 4));

@@ -7,8 +7,14 @@
  *
  * with |d| the exact analysed length (Lucene stores it lossily in one byte; scores here are exact)
  * and qtf the number of times the term occurs in the query (Anserini's bag-of-words query).
- * Evaluation is term-at-a-time into a dense score accumulator, touched documents listed so that
- * only they are reset, then a bounded heap picks the top k.
+ *
+ * Evaluation is document-at-a-time with MaxScore pruning (Turtle & Flood 1995), exact for the top k:
+ * each term has an upper bound ub(t) = qtf·idf·max_d tf/(tf + norm(d)) (stored at build time). With
+ * terms sorted by ub and θ the k-th best score so far, the terms whose bounds sum to at most θ are
+ * "non-essential": a document that appears only in them cannot enter the top k. So only the
+ * essential terms' postings are walked; the others are probed for each candidate with skip pointers
+ * (one per SKIP_BLOCK postings), and a candidate is dropped as soon as its score plus the remaining
+ * bounds cannot beat θ. Frequent, low-idf terms thus cost a few probes instead of a full scan.
  *
  * Postings are read into memory when they fit under `maxPostingsInMemory`, else read per term with
  * positioned reads (the OS page cache then plays the role of mmap), so a Wikipedia-size index needs
@@ -20,7 +26,87 @@ import { InputError } from '../../core/errors.js';
 import { Analyzer, ENGLISH_STOP_WORDS } from '../analyzer.js';
 import { TopK } from '../topk.js';
 import type { ScoredDoc } from '../types.js';
-import { BM25_FORMAT_VERSION, type Bm25Meta, type Bm25Params } from './build.js';
+import { BM25_FORMAT_VERSION, type Bm25Meta, type Bm25Params, SKIP_BLOCK } from './build.js';
+
+const NO_MORE_DOCS = 0x7fffffff;
+
+/** A position in one term's postings: the current document and its tf, with skip-based advance. */
+class Cursor {
+  doc = -1;
+  tf = 0;
+  /** Index of the current posting within the term (−1 before the first). */
+  private index = -1;
+  private pos: number;
+  private readonly nSkips: number;
+
+  constructor(
+    private readonly bytes: Uint8Array,
+    private readonly start: number,
+    private readonly df: number,
+    private readonly skipDocs: Uint32Array,
+    private readonly skipOffs: Uint32Array,
+    private readonly skipFirst: number,
+    /** qtf · idf */
+    readonly w: number,
+    /** Upper bound of this term's contribution to any document. */
+    readonly ub: number,
+  ) {
+    this.pos = start;
+    this.nSkips = Math.max(0, Math.ceil(df / SKIP_BLOCK) - 1);
+  }
+
+  next(): void {
+    if (++this.index >= this.df) {
+      this.doc = NO_MORE_DOCS;
+      return;
+    }
+    const b = this.bytes;
+    let p = this.pos;
+    let byte = b[p++]!;
+    let gap = byte & 0x7f;
+    for (let shift = 7; byte & 0x80; shift += 7) {
+      byte = b[p++]!;
+      gap |= (byte & 0x7f) << shift;
+    }
+    byte = b[p++]!;
+    let tf = byte & 0x7f;
+    for (let shift = 7; byte & 0x80; shift += 7) {
+      byte = b[p++]!;
+      tf |= (byte & 0x7f) << shift;
+    }
+    this.pos = p;
+    this.doc = (this.index === 0 ? 0 : this.doc) + gap;
+    this.tf = tf;
+  }
+
+  /** Moves to the first posting with doc ≥ target, jumping over whole blocks with the skip entries. */
+  advance(target: number): void {
+    if (this.doc >= target) return;
+    // Skip entry j marks the start of block j + 1 and holds the last document of block j.
+    let j = Math.floor(Math.max(this.index, 0) / SKIP_BLOCK);
+    const first = this.skipFirst;
+    if (j < this.nSkips && this.skipDocs[first + j]! < target) {
+      // Gallop, then binary-search, for the last boundary whose preceding document is below target.
+      let step = 1;
+      while (j + step < this.nSkips && this.skipDocs[first + j + step]! < target) {
+        j += step;
+        step *= 2;
+      }
+      let lo = j;
+      let hi = Math.min(j + step, this.nSkips - 1);
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >>> 1;
+        if (this.skipDocs[first + mid]! < target) lo = mid;
+        else hi = mid - 1;
+      }
+      this.pos = this.start + this.skipOffs[first + lo]!;
+      this.doc = this.skipDocs[first + lo]!;
+      this.index = (lo + 1) * SKIP_BLOCK - 1;
+    }
+    do this.next();
+    while (this.doc < target);
+  }
+}
 
 export interface Bm25OpenOptions {
   /** Load postings into memory when the file is at most this many bytes (default 2 GiB). */
@@ -43,15 +129,20 @@ export class Bm25Index {
   readonly analyzer: Analyzer;
   private readonly df: Uint32Array;
   private readonly offsets: Float64Array;
-  private readonly norms: Float64Array;
   private readonly termBlob: Buffer;
   private readonly termIdx: Uint32Array;
   private readonly termIds: Uint32Array;
   private readonly postings?: Uint8Array;
   private readonly postingsFd?: number;
   private scratch = new Uint8Array(1 << 16);
-  private readonly acc: Float64Array;
-  private readonly touched: Int32Array;
+  private readonly norms: Float64Array;
+  private readonly maxImpact: Float32Array;
+  private readonly skipDocs: Uint32Array;
+  private readonly skipOffs: Uint32Array;
+  /** Index of each term's first skip entry (prefix sums of ⌈df/SKIP_BLOCK⌉ − 1). */
+  private readonly skipStart: Float64Array;
+  /** The stored bounds hold for the parameters in use (else the looser bound tf/(tf+norm) < 1 is used). */
+  private readonly exactBounds: boolean;
   readonly postingsInMemory: boolean;
 
   private constructor(readonly dir: string, opts: Bm25OpenOptions) {
@@ -81,8 +172,17 @@ export class Bm25Index {
     this.postingsInMemory = statSync(postingsPath).size <= (opts.maxPostingsInMemory ?? 2 ** 31);
     if (this.postingsInMemory) this.postings = readFileSync(postingsPath);
     else this.postingsFd = openSync(postingsPath, 'r');
-    this.acc = new Float64Array(meta.n);
-    this.touched = new Int32Array(meta.n);
+    this.maxImpact = typed(dir, 'maximpact.bin', (b, o, n) => new Float32Array(b, o, n), 4);
+    const skips = typed(dir, 'skips.bin', (b, o, n) => new Uint32Array(b, o, n), 4);
+    this.skipDocs = new Uint32Array(skips.length / 2);
+    this.skipOffs = new Uint32Array(skips.length / 2);
+    for (let i = 0; i < this.skipDocs.length; i++) {
+      this.skipDocs[i] = skips[2 * i]!;
+      this.skipOffs[i] = skips[2 * i + 1]!;
+    }
+    this.skipStart = new Float64Array(this.df.length + 1);
+    for (let t = 0; t < this.df.length; t++) this.skipStart[t + 1] = this.skipStart[t]! + Math.max(0, Math.ceil(this.df[t]! / SKIP_BLOCK) - 1);
+    this.exactBounds = this.params.k1 === meta.k1 && this.params.b === meta.b;
   }
 
   static open(dir: string, opts: Bm25OpenOptions = {}): Bm25Index {
@@ -91,6 +191,12 @@ export class Bm25Index {
 
   get size(): number {
     return this.meta.n;
+  }
+
+  /** Bytes this index holds in memory (typed arrays and buffers; postings only when loaded). */
+  memoryBytes(): number {
+    const arrays = [this.df, this.offsets, this.norms, this.termBlob, this.termIdx, this.termIds, this.maxImpact, this.skipDocs, this.skipOffs, this.skipStart];
+    return arrays.reduce((s, a) => s + a.byteLength, 0) + (this.postings?.byteLength ?? 0);
   }
 
   /** Term id of an analysed term, or −1: binary search over the byte-sorted dictionary. */
@@ -119,14 +225,15 @@ export class Bm25Index {
     return Math.log(1 + (n - df + 0.5) / (df + 0.5));
   }
 
-  private postingBytes(id: number): { bytes: Uint8Array; start: number; end: number } {
+  /** The bytes of a term's postings: a view of the in-memory file, or a fresh read from disk. */
+  private postingBytes(id: number, own = false): { bytes: Uint8Array; start: number; end: number } {
     const start = this.offsets[id]!;
     const end = this.offsets[id + 1]!;
     if (this.postings) return { bytes: this.postings, start, end };
     const len = end - start;
-    if (len > this.scratch.length) this.scratch = new Uint8Array(len * 2);
-    readSync(this.postingsFd!, this.scratch, 0, len, start);
-    return { bytes: this.scratch, start: 0, end: len };
+    const buf = own ? new Uint8Array(len) : len <= this.scratch.length ? this.scratch : (this.scratch = new Uint8Array(len * 2));
+    readSync(this.postingsFd!, buf, 0, len, start);
+    return { bytes: buf, start: 0, end: len };
   }
 
   /** The top k documents for a text query. */
@@ -138,41 +245,54 @@ export class Bm25Index {
   searchTerms(terms: readonly string[], k: number): ScoredDoc[] {
     const qtf = new Map<string, number>();
     for (const t of terms) qtf.set(t, (qtf.get(t) ?? 0) + 1);
-    const acc = this.acc;
-    const touched = this.touched;
-    const norms = this.norms;
-    let nTouched = 0;
+    const cursors: Cursor[] = [];
     for (const [term, count] of qtf) {
       const id = this.termId(term);
       if (id < 0) continue;
       const w = count * this.idf(this.df[id]!);
-      const { bytes, start, end } = this.postingBytes(id);
-      let p = start;
-      let doc = 0;
-      while (p < end) {
-        // Inlined varint decoding: doc gap, then tf.
-        let byte = bytes[p++]!;
-        let gap = byte & 0x7f;
-        for (let shift = 7; byte & 0x80; shift += 7) {
-          byte = bytes[p++]!;
-          gap |= (byte & 0x7f) << shift;
-        }
-        doc += gap;
-        byte = bytes[p++]!;
-        let tf = byte & 0x7f;
-        for (let shift = 7; byte & 0x80; shift += 7) {
-          byte = bytes[p++]!;
-          tf |= (byte & 0x7f) << shift;
-        }
-        if (acc[doc] === 0) touched[nTouched++] = doc;
-        acc[doc]! += (w * tf) / (tf + norms[doc]!);
-      }
+      const { bytes, start } = this.postingBytes(id, true);
+      cursors.push(new Cursor(bytes, start, this.df[id]!, this.skipDocs, this.skipOffs, this.skipStart[id]!, w, w * (this.exactBounds ? this.maxImpact[id]! : 1)));
     }
     const top = new TopK(k);
-    for (let i = 0; i < nTouched; i++) {
-      const d = touched[i]!;
-      top.push(d, acc[d]!);
-      acc[d] = 0;
+    if (cursors.length === 0 || k <= 0) return [];
+    cursors.sort((a, b) => a.ub - b.ub);
+    const n = cursors.length;
+    // bound[i] = Σ_{j < i} ub_j: the most that cursors 0..i−1 can add.
+    const bound = new Float64Array(n + 1);
+    for (let i = 0; i < n; i++) bound[i + 1] = bound[i]! + cursors[i]!.ub;
+    const norms = this.norms;
+    let theta = -Infinity;
+    let firstEssential = 0;
+    for (const c of cursors) c.next();
+    for (;;) {
+      // The next candidate: the smallest current document among essential cursors.
+      let doc = NO_MORE_DOCS;
+      for (let i = firstEssential; i < n; i++) if (cursors[i]!.doc < doc) doc = cursors[i]!.doc;
+      if (doc === NO_MORE_DOCS) break;
+      const norm = norms[doc]!;
+      let score = 0;
+      for (let i = firstEssential; i < n; i++) {
+        const c = cursors[i]!;
+        if (c.doc === doc) {
+          score += (c.w * c.tf) / (c.tf + norm);
+          c.next();
+        }
+      }
+      // Non-essential terms, strongest first, while the candidate can still beat θ.
+      for (let i = firstEssential - 1; i >= 0; i--) {
+        if (score + bound[i + 1]! <= theta) break;
+        const c = cursors[i]!;
+        c.advance(doc);
+        if (c.doc === doc) score += (c.w * c.tf) / (c.tf + norm);
+      }
+      if (score > theta) {
+        top.push(doc, score);
+        const t = top.threshold;
+        if (t > theta) {
+          theta = t;
+          while (firstEssential < n && bound[firstEssential + 1]! <= theta) firstEssential++;
+        }
+      }
     }
     return top.sorted();
   }
