@@ -135,6 +135,7 @@ describe('BM25 MaxScore pruning with skip pointers', () => {
   for (const [label, open] of [
     ['in memory', () => Bm25Index.open(dir)],
     ['postings on disk', () => Bm25Index.open(dir, { maxPostingsInMemory: 0 })],
+    ['postings on disk, read 64 bytes at a time', () => Bm25Index.open(dir, { maxPostingsInMemory: 0, readWindow: 64 })],
   ] as const) {
     it(`returns exactly the exhaustive top k (${label})`, () => {
       const index = open();

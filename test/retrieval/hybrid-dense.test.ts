@@ -12,6 +12,7 @@ import type { Hit } from '../../src/retrieval/types.js';
 import { tempDir } from '../helpers.js';
 
 const tmp = tempDir();
+const usearchMissing = await import('usearch').then(() => false, () => true);
 after(tmp.cleanup);
 const hit = (id: string): Hit => ({ passageId: id, title: id, text: '', score: 0 });
 
@@ -110,7 +111,7 @@ describe('index folder with BM25 and dense parts', () => {
     assert.deepEqual(readFileSync(join(dir, 'dense', 'vectors.f32')), readFileSync(join(clean, 'dense', 'vectors.f32')));
   });
 
-  it('HNSW (usearch) agrees with exact search on most hits', async () => {
+  it('HNSW (usearch) agrees with exact search on most hits', { skip: usearchMissing && 'the optional package usearch is not installed' }, async () => {
     const dir = join(tmp.dir, 'hnsw');
     await buildIndex(corpus, dir, { embedder: new HashedNgramEmbedder(64), dense: { hnsw: true }, quiet: true });
     const [hnsw, flat] = [await DenseIndex.open(join(dir, 'dense'), 'hnsw'), await DenseIndex.open(join(dir, 'dense'), 'flat')];

@@ -16,11 +16,12 @@
  * (one per SKIP_BLOCK postings), and a candidate is dropped as soon as its score plus the remaining
  * bounds cannot beat θ. Frequent, low-idf terms thus cost a few probes instead of a full scan.
  *
- * Postings are read into memory when they fit under `maxPostingsInMemory`, else read per term with
- * positioned reads (the OS page cache then plays the role of mmap), so a Wikipedia-size index needs
- * only its dictionary, document lengths and accumulators in the heap.
+ * Postings are read into memory when they fit under `maxPostingsInMemory`, else read from the file
+ * in windows with positioned reads (the OS page cache then plays the role of mmap), so an index of
+ * any size needs only its dictionary, norms and skip tables in the heap.
  */
 import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { totalmem } from 'node:os';
 import { join } from 'node:path';
 import { InputError } from '../../core/errors.js';
 import { Analyzer, ENGLISH_STOP_WORDS } from '../analyzer.js';
@@ -30,18 +31,41 @@ import { BM25_FORMAT_VERSION, type Bm25Meta, type Bm25Params, SKIP_BLOCK } from 
 
 const NO_MORE_DOCS = 0x7fffffff;
 
-/** A position in one term's postings: the current document and its tf, with skip-based advance. */
+/** Where a cursor reads a term's postings: the whole file in memory, or a file read in windows. */
+type PostingsSource =
+  | { kind: 'memory'; bytes: Uint8Array; termStart: number }
+  | { kind: 'disk'; fd: number; termStart: number; termLength: number; window: number };
+
+const SEQUENTIAL_WINDOW = 1 << 16;
+/** Enough for one skip block of worst-case varints; what a probe after a skip reads from disk. */
+const PROBE_WINDOW = SKIP_BLOCK * 20;
+/** Longest encoded posting: two 5-byte varints… with room to spare. */
+const MAX_POSTING_BYTES = 20;
+
+/**
+ * A position in one term's postings: the current document and its tf, with skip-based advance.
+ * On disk, postings are read in windows: large ones while scanning, one block's worth after a skip,
+ * so probing a long list for a few candidates reads a few hundred bytes per probe.
+ */
 class Cursor {
   doc = -1;
   tf = 0;
   /** Index of the current posting within the term (−1 before the first). */
   private index = -1;
+  private bytes: Uint8Array;
+  /** Position in `bytes`. */
   private pos: number;
+  /** Term-relative offset of bytes[0] (negative in memory: the term's start within the file). */
+  private origin: number;
+  private valid: number;
+  private readonly fd: number;
+  private readonly fileStart: number;
+  private readonly termLength: number;
+  private readonly window: number;
   private readonly nSkips: number;
 
   constructor(
-    private readonly bytes: Uint8Array,
-    private readonly start: number,
+    source: PostingsSource,
     private readonly df: number,
     private readonly skipDocs: Uint32Array,
     private readonly skipOffs: Uint32Array,
@@ -51,14 +75,45 @@ class Cursor {
     /** Upper bound of this term's contribution to any document. */
     readonly ub: number,
   ) {
-    this.pos = start;
     this.nSkips = Math.max(0, Math.ceil(df / SKIP_BLOCK) - 1);
+    if (source.kind === 'memory') {
+      this.bytes = source.bytes;
+      this.fd = -1;
+      this.origin = -source.termStart;
+      this.pos = source.termStart;
+      this.valid = source.bytes.length;
+      this.fileStart = 0;
+      this.termLength = 0;
+      this.window = 0;
+    } else {
+      this.fd = source.fd;
+      this.fileStart = source.termStart;
+      this.termLength = source.termLength;
+      this.window = source.window;
+      this.bytes = new Uint8Array(Math.min(this.window, source.termLength));
+      this.origin = 0;
+      this.pos = 0;
+      this.valid = 0;
+      this.load(0, this.bytes.length);
+    }
+  }
+
+  /** Reads `size` bytes of the term from term-relative offset `rel` into the window. */
+  private load(rel: number, size: number): void {
+    const n = Math.min(size, this.termLength - rel);
+    if (n > this.bytes.length) this.bytes = new Uint8Array(n);
+    this.valid = readSync(this.fd, this.bytes, 0, n, this.fileStart + rel);
+    this.origin = rel;
+    this.pos = 0;
   }
 
   next(): void {
     if (++this.index >= this.df) {
       this.doc = NO_MORE_DOCS;
       return;
+    }
+    if (this.fd >= 0 && this.pos + MAX_POSTING_BYTES > this.valid && this.origin + this.valid < this.termLength) {
+      this.load(this.origin + this.pos, this.window);
     }
     const b = this.bytes;
     let p = this.pos;
@@ -99,7 +154,9 @@ class Cursor {
         if (this.skipDocs[first + mid]! < target) lo = mid;
         else hi = mid - 1;
       }
-      this.pos = this.start + this.skipOffs[first + lo]!;
+      const rel = this.skipOffs[first + lo]!;
+      if (this.fd < 0 || (rel >= this.origin && rel + MAX_POSTING_BYTES <= this.origin + this.valid)) this.pos = rel - this.origin;
+      else this.load(rel, Math.min(PROBE_WINDOW, this.window));
       this.doc = this.skipDocs[first + lo]!;
       this.index = (lo + 1) * SKIP_BLOCK - 1;
     }
@@ -108,9 +165,26 @@ class Cursor {
   }
 }
 
+/** Postings load into memory up to a quarter of the machine's RAM (and Node's 4 GiB Buffer limit). */
+export const DEFAULT_MAX_POSTINGS_IN_MEMORY = Math.min(2 ** 32 - 1, Math.floor(totalmem() / 4));
+
+/** readFileSync stops at 2 GiB; postings files of Wikipedia-size indexes are larger. */
+function readWhole(path: string, size: number): Uint8Array {
+  const buf = new Uint8Array(size);
+  const fd = openSync(path, 'r');
+  try {
+    for (let off = 0; off < size; ) off += readSync(fd, buf, off, Math.min(1 << 30, size - off), off);
+  } finally {
+    closeSync(fd);
+  }
+  return buf;
+}
+
 export interface Bm25OpenOptions {
-  /** Load postings into memory when the file is at most this many bytes (default 2 GiB). */
+  /** Load postings into memory when the file is at most this many bytes (default: a quarter of RAM, at most 4 GiB). */
   maxPostingsInMemory?: number;
+  /** Bytes read at a time from a term's postings when they stay on disk (default 64 KiB). */
+  readWindow?: number;
   /** Override the k1 / b stored in the index (they apply at query time only). */
   params?: Partial<Bm25Params>;
 }
@@ -134,7 +208,6 @@ export class Bm25Index {
   private readonly termIds: Uint32Array;
   private readonly postings?: Uint8Array;
   private readonly postingsFd?: number;
-  private scratch = new Uint8Array(1 << 16);
   private readonly norms: Float64Array;
   private readonly maxImpact: Float32Array;
   private readonly skipDocs: Uint32Array;
@@ -144,6 +217,7 @@ export class Bm25Index {
   /** The stored bounds hold for the parameters in use (else the looser bound tf/(tf+norm) < 1 is used). */
   private readonly exactBounds: boolean;
   readonly postingsInMemory: boolean;
+  private readonly readWindow: number;
 
   private constructor(readonly dir: string, opts: Bm25OpenOptions) {
     let meta: Bm25Meta;
@@ -169,8 +243,10 @@ export class Bm25Index {
     this.norms = new Float64Array(docLen.length);
     for (let d = 0; d < docLen.length; d++) this.norms[d] = k1 * (1 - b + (b * docLen[d]!) / avgdl);
     const postingsPath = join(dir, 'postings.bin');
-    this.postingsInMemory = statSync(postingsPath).size <= (opts.maxPostingsInMemory ?? 2 ** 31);
-    if (this.postingsInMemory) this.postings = readFileSync(postingsPath);
+    this.readWindow = Math.max(MAX_POSTING_BYTES * 2, opts.readWindow ?? SEQUENTIAL_WINDOW);
+    const size = statSync(postingsPath).size;
+    this.postingsInMemory = size <= (opts.maxPostingsInMemory ?? DEFAULT_MAX_POSTINGS_IN_MEMORY);
+    if (this.postingsInMemory) this.postings = readWhole(postingsPath, size);
     else this.postingsFd = openSync(postingsPath, 'r');
     this.maxImpact = typed(dir, 'maximpact.bin', (b, o, n) => new Float32Array(b, o, n), 4);
     const skips = typed(dir, 'skips.bin', (b, o, n) => new Uint32Array(b, o, n), 4);
@@ -225,15 +301,10 @@ export class Bm25Index {
     return Math.log(1 + (n - df + 0.5) / (df + 0.5));
   }
 
-  /** The bytes of a term's postings: a view of the in-memory file, or a fresh read from disk. */
-  private postingBytes(id: number, own = false): { bytes: Uint8Array; start: number; end: number } {
-    const start = this.offsets[id]!;
-    const end = this.offsets[id + 1]!;
-    if (this.postings) return { bytes: this.postings, start, end };
-    const len = end - start;
-    const buf = own ? new Uint8Array(len) : len <= this.scratch.length ? this.scratch : (this.scratch = new Uint8Array(len * 2));
-    readSync(this.postingsFd!, buf, 0, len, start);
-    return { bytes: buf, start: 0, end: len };
+  private source(id: number): PostingsSource {
+    const termStart = this.offsets[id]!;
+    if (this.postings) return { kind: 'memory', bytes: this.postings, termStart };
+    return { kind: 'disk', fd: this.postingsFd!, termStart, termLength: this.offsets[id + 1]! - termStart, window: this.readWindow };
   }
 
   /** The top k documents for a text query. */
@@ -250,8 +321,7 @@ export class Bm25Index {
       const id = this.termId(term);
       if (id < 0) continue;
       const w = count * this.idf(this.df[id]!);
-      const { bytes, start } = this.postingBytes(id, true);
-      cursors.push(new Cursor(bytes, start, this.df[id]!, this.skipDocs, this.skipOffs, this.skipStart[id]!, w, w * (this.exactBounds ? this.maxImpact[id]! : 1)));
+      cursors.push(new Cursor(this.source(id), this.df[id]!, this.skipDocs, this.skipOffs, this.skipStart[id]!, w, w * (this.exactBounds ? this.maxImpact[id]! : 1)));
     }
     const top = new TopK(k);
     if (cursors.length === 0 || k <= 0) return [];
