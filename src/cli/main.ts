@@ -6,7 +6,9 @@
 import { Command, CommanderError } from 'commander';
 import { InputError } from '../core/errors.js';
 import { registerCorpus } from './corpus.js';
+import { registerImport } from './import.js';
 import { registerIndex } from './index-cmd.js';
+import { registerRun } from './run.js';
 import { registerSearch } from './search.js';
 import { registerServeRetriever } from './serve-retriever.js';
 import { registerScore } from './score.js';
@@ -25,6 +27,8 @@ export function buildProgram(): Command {
   registerIndex(program);
   registerSearch(program);
   registerServeRetriever(program);
+  registerRun(program);
+  registerImport(program);
   return program;
 }
 
@@ -50,5 +54,11 @@ export async function main(argv: string[]): Promise<number> {
     return 1;
   }
 }
+
+// `ragtrail … | head` closes the pipe early: that is the reader's choice, not an error.
+process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+  if (e.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw e;
+});
 
 process.exitCode = await main(process.argv);

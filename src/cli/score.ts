@@ -1,13 +1,13 @@
 import type { Command } from 'commander';
 import type { InputError } from '../core/errors.js';
 import { DATASET_FORMATS, type DatasetFormat, loadDatasetAll } from '../corpus/dataset.js';
-import { loadPredictions } from '../eval/predictions.js';
+import { loadPredictions, questionsFromRun } from '../eval/predictions.js';
 import { ANSWER_METRICS, comparePaired, scorePredictions } from '../eval/score.js';
 import { choiceArg, intArg, seedArg } from './options.js';
 import { fixed, formatTable } from './table.js';
 
 interface ScoreOpts {
-  dataset: string;
+  dataset?: string;
   predictions: string;
   baseline?: string;
   json: boolean;
@@ -24,8 +24,8 @@ export function registerScore(program: Command): void {
   program
     .command('score')
     .description('score predictions against a dataset with EM, F1 and Acc (SQuAD/HotpotQA/FlashRAG definitions), with 95% bootstrap CIs')
-    .requiredOption('--dataset <file>', 'dataset file in any supported layout')
-    .requiredOption('--predictions <file>', 'JSON Lines {id, prediction}, HotpotQA {"answer": {id: text}}, or FlashRAG intermediate_data.json')
+    .option('--dataset <file>', 'dataset file in any supported layout (optional for a ragtrail run, whose trajectories carry the gold answers)')
+    .requiredOption('--predictions <file>', 'JSON Lines {id, prediction}, HotpotQA {"answer": {id: text}}, FlashRAG intermediate_data.json, or a ragtrail run folder')
     .option('--baseline <file>', 'a second prediction file: print paired t-tests and paired bootstrap of predictions − baseline')
     .option('--json', 'print exactly one JSON object {"n","em","f1","acc"} to stdout', false)
     .option('--dataset-format <format>', `dataset layout (default: detected): ${DATASET_FORMATS.join(', ')}`, choiceArg(DATASET_FORMATS))
@@ -35,7 +35,9 @@ export function registerScore(program: Command): void {
     .option('--seed <seed>', 'bootstrap seed', seedArg, 0)
     .action(async (opts: ScoreOpts) => {
       const invalid: InputError[] = [];
-      const { questions } = await loadDatasetAll(opts.dataset, { format: opts.datasetFormat, skipInvalid: opts.skipInvalid, onInvalid: (e) => invalid.push(e) });
+      const questions = opts.dataset
+        ? (await loadDatasetAll(opts.dataset, { format: opts.datasetFormat, skipInvalid: opts.skipInvalid, onInvalid: (e) => invalid.push(e) })).questions
+        : await questionsFromRun(opts.predictions);
       const preds = await loadPredictions(opts.predictions);
       const settings = { underscoreToSpace: opts.underscoreToSpace, resamples: opts.resamples, seed: opts.seed };
       const report = scorePredictions(questions, preds, settings);
@@ -51,7 +53,7 @@ export function registerScore(program: Command): void {
         console.log(JSON.stringify({ n: report.n, em: report.means.em, f1: report.means.f1, acc: report.means.acc }));
         return;
       }
-      console.log(`${opts.predictions} on ${opts.dataset}: ${report.n} questions, ${report.n - report.missing.length} predicted`);
+      console.log(`${opts.predictions} on ${opts.dataset ?? 'its own gold answers'}: ${report.n} questions, ${report.n - report.missing.length} predicted`);
       console.log('');
       console.log(formatTable(['metric', 'mean', '95% CI low', '95% CI high'], ANSWER_METRICS.map((m) => [LABEL[m], fixed(report.ci[m].mean), fixed(report.ci[m].low), fixed(report.ci[m].high)])));
       if (opts.baseline) {

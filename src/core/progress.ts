@@ -46,8 +46,12 @@ export class Progress {
     return this.count;
   }
 
-  tick(n = 1): void {
+  private note = '';
+
+  /** Counts `n` more units; `note` (e.g. running metrics) is shown after the rate. */
+  tick(n = 1, note?: string): void {
     this.count += n;
+    if (note !== undefined) this.note = note;
     const now = performance.now();
     const every = this.tty ? 200 : (this.opts.logEvery ?? 10) * 1000;
     if (now - this.lastDraw >= every) {
@@ -57,11 +61,11 @@ export class Progress {
   }
 
   /** Final line with the totals. */
-  finish(note = ''): void {
-    this.draw(true, note);
+  finish(note?: string): void {
+    this.draw(true, note ?? this.note);
   }
 
-  private draw(final: boolean, note = ''): void {
+  private draw(final: boolean, note = this.note): void {
     if (this.opts.quiet) return;
     const secs = (performance.now() - this.start) / 1000;
     const rate = this.count / Math.max(secs, 1e-9);

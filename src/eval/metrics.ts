@@ -2,32 +2,9 @@
  * Answer metrics exactly as the reference scripts compute them (SQuAD v1.1 / HotpotQA
  * `hotpot_evaluate_v1.py` / FlashRAG's evaluator), SPEC §3. Each takes the maximum over gold answers.
  */
+import { normalizeAnswer, type NormalizeOptions, pySplit } from '../core/text.js';
 
-export interface NormalizeOptions {
-  /** ARENA's variant also maps "_" to a space before normalising. */
-  underscoreToSpace?: boolean;
-}
-
-// Python's string.punctuation: ASCII only, so unicode punctuation (–, “, ’) survives, as in the reference.
-const PUNCTUATION = /[!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]/g;
-// Python's `\b(a|an|the)\b` with str patterns: word characters are unicode letters, digits and "_".
-const ARTICLES = /(?<![\p{L}\p{N}_])(?:a|an|the)(?![\p{L}\p{N}_])/gu;
-// Python's str.split() whitespace (str.isspace), which differs from JS \s (e.g. \x1c-\x1f yes, \ufeff no).
-const PY_WHITESPACE = /[\t\n\v\f\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/;
-
-/** Whitespace tokens as Python's `str.split()` returns them. */
-export function pySplit(s: string): string[] {
-  return s.split(PY_WHITESPACE).filter((t) => t !== '');
-}
-
-/** lowercase → remove punctuation → remove articles → collapse whitespace (the SQuAD order). */
-export function normalizeAnswer(s: string, opts: NormalizeOptions = {}): string {
-  let t = opts.underscoreToSpace ? s.replaceAll('_', ' ') : s;
-  t = t.toLowerCase();
-  t = t.replace(PUNCTUATION, '');
-  t = t.replace(ARTICLES, ' ');
-  return pySplit(t).join(' ');
-}
+export { normalizeAnswer, type NormalizeOptions, pySplit };
 
 function golds(answers: string | readonly string[]): readonly string[] {
   return typeof answers === 'string' ? [answers] : answers;

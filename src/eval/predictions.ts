@@ -2,10 +2,13 @@
  * Prediction files accepted by `ragtrail score`:
  * - JSON Lines `{"id", "prediction"}` (ragtrail's own);
  * - HotpotQA's official prediction file `{"answer": {id: text}, "sp": {...}}`;
- * - FlashRAG's `intermediate_data.json` (array of `{id, output: {pred}}`), so a FlashRAG run can be rescored as is.
+ * - FlashRAG's `intermediate_data.json` (array of `{id, output: {pred}}`), so a FlashRAG run can be rescored as is;
+ * - a ragtrail run (its folder or `trajectories.jsonl`), whose lines carry `prediction` and the gold `answers`.
  */
 import { InputError, RecordError } from '../core/errors.js';
 import { readJsonRecords } from '../core/io.js';
+import type { Question } from '../core/types.js';
+import { readTrajectories, trajectoriesPath } from './trajectories.js';
 
 /** id → predicted answer text. */
 export type Predictions = Map<string, string>;
@@ -20,7 +23,8 @@ function addPrediction(preds: Predictions, id: unknown, text: unknown, file: str
   preds.set(key, String(text));
 }
 
-export async function loadPredictions(path: string): Promise<Predictions> {
+export async function loadPredictions(location: string): Promise<Predictions> {
+  const path = trajectoriesPath(location);
   const preds: Predictions = new Map();
   for await (const { value, loc } of readJsonRecords(path)) {
     if (!value || typeof value !== 'object' || Array.isArray(value)) throw new RecordError(loc, '(record)', 'is not a JSON object');
@@ -43,4 +47,14 @@ export async function loadPredictions(path: string): Promise<Predictions> {
   }
   if (preds.size === 0) throw new InputError(`${path}: no predictions found`, 'the file is empty');
   return preds;
+}
+
+/** The gold side of a ragtrail run: each trajectory's question and answers (for scoring without a dataset). */
+export async function questionsFromRun(location: string): Promise<Question[]> {
+  const out: Question[] = [];
+  for (const t of await readTrajectories(location)) {
+    if (!Array.isArray(t.answers)) throw new InputError(`${trajectoriesPath(location)}: trajectory ${t.id} carries no gold "answers"`, 'pass --dataset');
+    out.push({ id: t.id, question: t.question, answers: t.answers });
+  }
+  return out;
 }

@@ -1,0 +1,67 @@
+/**
+ * ARENA's structured generator: given the question and numbered references, one pass writes
+ * <relevance>[ids]</relevance> (a JSON list of the useful references), <analysis>…</analysis>
+ * (reasoning citing references by number) and <answer>…</answer>. The references are the dataset's
+ * own context passages when the question has them (ARENA trains on HotpotQA / 2Wiki / MuSiQue
+ * contexts); otherwise the question is searched once and the hits are the references.
+ */
+import type { Passage } from '../core/types.js';
+import type { Action, Message } from '../core/trajectory.js';
+import type { State } from '../env/env.js';
+import { invalid, type Protocol, tagContent } from './protocol.js';
+
+/** The references shown to the generator, in their numbered order. */
+export function arenaReferences(state: State): Passage[] {
+  if (state.question.context?.length) return state.question.context;
+  const search = state.steps.find((s) => s.action.type === 'search');
+  return (search?.docs ?? []).map((d) => ({ id: d.passageId, title: d.title, text: d.text }));
+}
+
+function needsSearch(state: State): boolean {
+  return !state.question.context?.length && !state.steps.some((s) => s.action.type === 'search');
+}
+
+/** Reference numbers of a <relevance> block: a JSON list such as [1, 5]; undefined when malformed. */
+export function parseRelevance(text: string | undefined): number[] | undefined {
+  if (text === undefined) return undefined;
+  try {
+    const v = JSON.parse(text.trim()) as unknown;
+    if (Array.isArray(v) && v.every((x) => Number.isInteger(x))) return v as number[];
+  } catch {
+    // fall through
+  }
+  return undefined;
+}
+
+export const arena: Protocol = {
+  name: 'arena',
+  description: 'ARENA generator: <relevance>[ids]</relevance><analysis>…</analysis><answer>…</answer> over numbered references',
+  defaults: { maxTurns: 2, maxSearches: 1, topK: 5, maxTokens: 512 },
+  allowed: (state) => (needsSearch(state) && !state.mustAnswer ? ['search'] : ['answer']),
+  fixedAction: (state) => (needsSearch(state) && !state.mustAnswer ? { type: 'search', query: state.question.question } : undefined),
+  render(state: State): Message[] {
+    const refs = arenaReferences(state)
+      .map((p, i) => `${i + 1}. ${p.title ? `${p.title}: ` : ''}${p.text}`)
+      .join('\n');
+    return [
+      {
+        role: 'system',
+        content:
+          'You answer questions from the references you are given. Write exactly three sections, once each and in this order: <relevance> with a JSON list of the numbers of the references that help (for example [1, 5]); <analysis> with your reasoning, citing references by number; <answer> with the short final answer only.',
+      },
+      { role: 'user', content: `<question>${state.question.question}</question>\n<references>\n${refs}\n</references>` },
+    ];
+  },
+  parse(text: string): Action {
+    const answer = tagContent(text, 'answer');
+    if (answer === undefined || answer === '') return invalid(answer === undefined ? 'no <answer>' : 'empty <answer>');
+    const citations = parseRelevance(tagContent(text, 'relevance'));
+    return citations ? { type: 'answer', answer, citations } : { type: 'answer', answer };
+  },
+  format(action: Action): string {
+    if (action.type === 'search') return action.query;
+    if (action.type !== 'answer') return '';
+    const cited = action.citations ?? [];
+    return `<relevance>${JSON.stringify(cited)}</relevance>\n<analysis>${cited.length ? `References ${cited.join(' and ')} give the facts needed.` : 'The references give the facts needed.'}</analysis>\n<answer>${action.answer}</answer>`;
+  },
+};

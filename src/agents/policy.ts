@@ -1,0 +1,93 @@
+/**
+ * `Policy.propose(state, {n, temperature, seed})` is the one entry point through which MCTS,
+ * annotation, PRM-guided selection and training obtain actions. An LLM policy is a protocol (prompt
+ * builder + parser) plus a backend; non-LLM policies (oracle, sim, the trained gym policy) implement
+ * the same interface and write their actions in the protocol's format, labelled as what they are.
+ */
+import type { State, Move } from '../env/env.js';
+import type { LLM } from '../llm/types.js';
+import { sequenceLogprob } from '../llm/types.js';
+import { fallbackAnswer, type Protocol } from './protocol.js';
+
+export interface ProposeOptions {
+  /** Number of candidate actions (default 1). */
+  n?: number;
+  temperature?: number;
+  /** Seed of the sampling; the same state, options and seed give the same proposals. */
+  seed?: number;
+}
+
+export type PolicyKind = 'llm' | 'oracle' | 'sim' | 'gym';
+
+export interface Policy {
+  /** Written into every trajectory, e.g. "llm:openai:…#Qwen2.5-7B" or "sim(competence=0.7) [non-LLM]". */
+  readonly name: string;
+  readonly kind: PolicyKind;
+  readonly protocol: Protocol;
+  propose(state: State, opts?: ProposeOptions): Promise<Move[]>;
+}
+
+export interface LlmPolicyOptions {
+  /** Default sampling temperature (default 0). */
+  temperature?: number;
+  topP?: number;
+  maxTokens?: number;
+  /** Ask the backend for log-probabilities (for PUCT priors). */
+  logprobs?: boolean;
+  /** Keep each step's prompt in the trace (default true). */
+  tracePrompts?: boolean;
+}
+
+/** When the budget is spent the protocol is asked for an answer; text that still is not one is read as one. */
+function forceAnswer(move: Move): Move {
+  if (move.action.type === 'answer') return move;
+  return { ...move, action: { type: 'answer', answer: fallbackAnswer(move.raw) }, formatError: `forced answer did not parse (${move.action.type === 'invalid' ? move.action.reason : move.action.type})` };
+}
+
+export class LlmPolicy implements Policy {
+  readonly kind = 'llm';
+  readonly name: string;
+
+  constructor(
+    readonly protocol: Protocol,
+    readonly llm: LLM,
+    private readonly opts: LlmPolicyOptions = {},
+  ) {
+    this.name = `llm:${llm.spec}`;
+  }
+
+  async propose(state: State, opts: ProposeOptions = {}): Promise<Move[]> {
+    const p = this.protocol;
+    const fixed = state.mustAnswer ? undefined : p.fixedAction?.(state);
+    if (fixed) return [{ action: fixed, raw: p.format(fixed, state) }];
+    await p.prepare?.(state, this.llm);
+    const messages = p.render(state, { forced: state.mustAnswer });
+    const t0 = performance.now();
+    const result = await this.llm.generate({
+      messages,
+      n: opts.n ?? 1,
+      temperature: opts.temperature ?? this.opts.temperature ?? 0,
+      topP: this.opts.topP,
+      maxTokens: this.opts.maxTokens ?? p.defaults.maxTokens,
+      stop: p.defaults.stop,
+      seed: opts.seed,
+      logprobs: this.opts.logprobs,
+    });
+    const llmMs = performance.now() - t0;
+    const n = result.choices.length;
+    return result.choices.map((c) => {
+      let move: Move = {
+        action: p.parse(c.text, state),
+        raw: c.text,
+        // The request's usage is shared by its samples: split it so totals add up.
+        usage: { promptTokens: Math.round(result.usage.promptTokens / n), completionTokens: Math.round(result.usage.completionTokens / n) },
+        llmMs,
+      };
+      if (this.opts.tracePrompts !== false) move.prompt = messages;
+      const lp = sequenceLogprob(c);
+      if (lp !== undefined) move.logprob = lp;
+      if (state.mustAnswer) move = forceAnswer(move);
+      return move;
+    });
+  }
+}

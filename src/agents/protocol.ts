@@ -1,0 +1,111 @@
+/**
+ * A protocol is the text format of one agent design: how a state becomes a prompt, and how the
+ * model's reply becomes an action. Parsers never throw — text that does not fit becomes an
+ * `invalid` action with the raw text kept, which the format metrics count. `format` is the inverse
+ * of `parse`: it writes an action as the model should have, so that non-LLM policies (oracle, sim)
+ * produce trajectories in the same format (for SFT data) and parse(format(a)) = a.
+ */
+import type { Action, ActionType, Message, RetrievedDoc } from '../core/trajectory.js';
+import type { State } from '../env/env.js';
+import type { LLM } from '../llm/types.js';
+
+export const AGENT_NAMES = ['reasonrag', 'search-r1', 'direct', 'cot', 'rag', 'react', 'search-o1', 'research', 'prorag', 'arena'] as const;
+export type AgentName = (typeof AGENT_NAMES)[number];
+
+export interface ProtocolDefaults {
+  /** Agent steps before the answer is forced. */
+  maxTurns: number;
+  /** Searches allowed (default: maxTurns). */
+  maxSearches?: number;
+  /** Documents per search. */
+  topK: number;
+  /** Completion budget per call. */
+  maxTokens: number;
+  /** Stop strings (the generation ends before them). */
+  stop?: string[];
+}
+
+export interface RenderOptions {
+  /** The budget is spent: ask for the final answer only. */
+  forced?: boolean;
+}
+
+export interface Protocol {
+  readonly name: AgentName;
+  /** One line, for --help and reports. */
+  readonly description: string;
+  readonly defaults: ProtocolDefaults;
+  /** Action types the protocol may take in this state (oracle and sim choose among them). */
+  allowed(state: State): ActionType[];
+  /** A step taken without a model call (RAG's first search is the question itself), if any. */
+  fixedAction?(state: State): Action | undefined;
+  /** Model calls to make before rendering (Search-o1 / ReSearch summarise documents per query). */
+  prepare?(state: State, llm: LLM): Promise<void>;
+  render(state: State, opts?: RenderOptions): Message[];
+  parse(text: string, state: State): Action;
+  format(action: Action, state: State): string;
+}
+
+// ---------------------------------------------------------------------------------------- helpers
+
+/**
+ * Contents of the first `<tag>…</tag>` in the text; an unclosed tag at the very end also counts
+ * (generation stops before the closing tag when it is a stop string). Undefined when absent.
+ */
+export function tagContent(text: string, tag: string): string | undefined {
+  const open = text.indexOf(`<${tag}>`);
+  if (open < 0) return undefined;
+  const start = open + tag.length + 2;
+  const close = text.indexOf(`</${tag}>`, start);
+  return (close < 0 ? text.slice(start) : text.slice(start, close)).trim();
+}
+
+/** The first of several tags to appear in the text, with its contents. */
+export function firstTag(text: string, tags: readonly string[]): { tag: string; content: string } | undefined {
+  let best: { tag: string; at: number } | undefined;
+  for (const tag of tags) {
+    const at = text.indexOf(`<${tag}>`);
+    if (at >= 0 && (!best || at < best.at)) best = { tag, at };
+  }
+  if (!best) return undefined;
+  return { tag: best.tag, content: tagContent(text.slice(best.at), best.tag) ?? '' };
+}
+
+/** Documents as Search-R1 shows them: `Doc 1 (Title: …) text`, one per line. */
+export function formatDocs(docs: readonly RetrievedDoc[]): string {
+  if (docs.length === 0) return '(no documents found)';
+  return docs.map((d, i) => `Doc ${i + 1} (Title: ${d.title}) ${d.text}`).join('\n');
+}
+
+/** Makes an invalid action naming what was expected. */
+export function invalid(reason: string): Action {
+  return { type: 'invalid', reason };
+}
+
+export function isBlank(s: string | undefined): s is undefined | '' {
+  return s === undefined || s.trim() === '';
+}
+
+/** A short, model-like thought for non-LLM actions (oracle, sim), so their text reads naturally. */
+export function thoughtFor(action: Action, state: State): string {
+  switch (action.type) {
+    case 'search':
+      return state.steps.length === 0 ? `To answer this I first need to know: ${action.query}` : `What I have so far is not enough; next I need: ${action.query}`;
+    case 'extract':
+      return 'These documents contain what I was looking for.';
+    case 'answer':
+      return 'The information gathered is enough to answer.';
+    default:
+      return '';
+  }
+}
+
+/** The last answer-looking thing in free text: a trailing "Answer: …" line, else the last non-empty line. */
+export function fallbackAnswer(text: string): string {
+  const lines = text.trim().split('\n').map((l) => l.trim()).filter(Boolean);
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const m = /^(?:final\s+)?answer\s*[:：]\s*(.+)$/i.exec(lines[i]!);
+    if (m?.[1]) return m[1].trim();
+  }
+  return lines[lines.length - 1] ?? '';
+}

@@ -1,0 +1,90 @@
+/**
+ * RAG-Gym's ReSearch agent: over a summarised history (query/answer pairs), reason to a candidate
+ * answer, list the claims of that reasoning that the history does not support, and emit JSON
+ * {"predicted_answer": …, "generated_query": … | "None"}. A query means search (the first
+ * unsupported claim, as an atomic query); "None" means answer. Answer-driven query formulation.
+ */
+import type { Action, Message } from '../core/trajectory.js';
+import type { State } from '../env/env.js';
+import { invalid, isBlank, type Protocol, type RenderOptions, thoughtFor } from './protocol.js';
+import { summarizedHistory, summarizeSearches } from './summarize.js';
+
+const INSTRUCTIONS = `Write three sections:
+
+### Reasoning
+Work through the question step by step and arrive at a candidate answer.
+
+### Unsupported Claims
+List the claims your reasoning relies on that the search history above does not back up. If there are any, turn the first one into a single, self-contained search query. If every claim is supported, say that no query is needed.
+
+### Output
+A JSON object in a \`\`\`json block:
+{"predicted_answer": "<short answer: a word, name, number or brief phrase>", "generated_query": "<the query to search, or \\"None\\" when no search is needed>"}`;
+
+const FORCED = 'You cannot search any more. Write the three sections, with "generated_query": "None" and your best short answer as "predicted_answer".';
+
+/** The last JSON object in the text that has a "predicted_answer" field. */
+export function extractDecision(text: string): { predicted_answer?: unknown; generated_query?: unknown } | undefined {
+  const starts: number[] = [];
+  for (let i = text.indexOf('{'); i >= 0; i = text.indexOf('{', i + 1)) starts.push(i);
+  for (let s = starts.length - 1; s >= 0; s--) {
+    const start = starts[s]!;
+    let depth = 0;
+    let inString = false;
+    for (let i = start; i < text.length; i++) {
+      const c = text[i];
+      if (inString) {
+        if (c === '\\') i++;
+        else if (c === '"') inString = false;
+        continue;
+      }
+      if (c === '"') inString = true;
+      else if (c === '{') depth++;
+      else if (c === '}' && --depth === 0) {
+        try {
+          const obj = JSON.parse(text.slice(start, i + 1)) as Record<string, unknown>;
+          if (obj && typeof obj === 'object' && 'predicted_answer' in obj) return obj;
+        } catch {
+          // not JSON: try an earlier brace
+        }
+        break;
+      }
+    }
+  }
+  return undefined;
+}
+
+const NO_QUERY = /^(none|null|n\/a|no query|)$/i;
+
+export const research: Protocol = {
+  name: 'research',
+  description: 'RAG-Gym ReSearch: reasoning → unsupported claims → JSON {predicted_answer, generated_query}',
+  defaults: { maxTurns: 10, topK: 5, maxTokens: 1024 },
+  allowed: (state) => (state.mustAnswer ? ['answer'] : ['search', 'answer']),
+  prepare: summarizeSearches,
+  render(state: State, opts: RenderOptions = {}): Message[] {
+    return [
+      { role: 'system', content: 'You answer questions, searching an external knowledge base for facts you cannot support from the search history.' },
+      { role: 'user', content: `### Search History\n${summarizedHistory(state)}\n\n### Question\n${state.question.question}\n\n${INSTRUCTIONS}${opts.forced ? `\n\n${FORCED}` : ''}` },
+    ];
+  },
+  parse(text: string, state: State): Action {
+    const d = extractDecision(text);
+    if (!d) return invalid('no JSON object with "predicted_answer"');
+    const answer = typeof d.predicted_answer === 'string' ? d.predicted_answer.trim() : d.predicted_answer == null ? '' : String(d.predicted_answer);
+    const query = typeof d.generated_query === 'string' ? d.generated_query.trim() : d.generated_query == null ? '' : String(d.generated_query);
+    if (!NO_QUERY.test(query) && !state.mustAnswer) return { type: 'search', query };
+    if (isBlank(answer)) return invalid('empty "predicted_answer"');
+    return { type: 'answer', answer };
+  },
+  format(action: Action, state: State): string {
+    const reasoning = `### Reasoning\n${thoughtFor(action, state)}`;
+    if (action.type === 'search') {
+      return `${reasoning}\n\n### Unsupported Claims\nThis still needs checking: ${action.query}\n\n### Output\n\`\`\`json\n${JSON.stringify({ predicted_answer: 'unknown', generated_query: action.query })}\n\`\`\``;
+    }
+    if (action.type === 'answer') {
+      return `${reasoning}\n\n### Unsupported Claims\nEvery claim is supported by the history; no query is needed.\n\n### Output\n\`\`\`json\n${JSON.stringify({ predicted_answer: action.answer, generated_query: 'None' })}\n\`\`\``;
+    }
+    return reasoning;
+  },
+};

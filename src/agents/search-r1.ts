@@ -1,0 +1,86 @@
+/**
+ * The Search-R1 tag format, as LWS trains it: reasoning in <think>, a query in <search> (the
+ * environment answers with <information>), a check in <reflect> before <answer>. Valid shapes
+ * (SPEC §2): think, reflect, answer — or (think | search | information | reflect)+ answer.
+ * Multi-turn chat: each model turn is an assistant message, each <information> block a user message;
+ * flattened for a completion backend this is exactly Search-R1's single running transcript.
+ */
+import type { Action, Message } from '../core/trajectory.js';
+import type { State } from '../env/env.js';
+import { firstTag, formatDocs, invalid, type Protocol, type RenderOptions, thoughtFor } from './protocol.js';
+
+const INSTRUCTIONS = `Answer the question below. Whenever you receive new information, reason about it inside <think> and </think>. If you are missing knowledge, search for it by writing a query between <search> and </search>; the search results will come back between <information> and </information>. You may search as often as you need. Before you answer, check your reasoning inside <reflect> and </reflect>. Then write the final answer, as short as possible and without explanation, between <answer> and </answer>, for example <answer> Paris </answer>.`;
+
+const RETRY = 'Your last turn had neither a <search> query nor an <answer>. To search, put the query between <search> and </search>; to finish, put the answer between <answer> and </answer>.';
+const FORCE = 'You have no searches left. Give your final answer now between <answer> and </answer>.';
+
+/** A model turn as it should be shown back to the model: closed tags even if generation stopped early. */
+function closedTurn(raw: string, action: Action): string {
+  const t = raw.trimEnd();
+  if (action.type === 'search' && !t.endsWith('</search>')) return `${t}</search>`;
+  if (action.type === 'answer' && !t.endsWith('</answer>')) return `${t}</answer>`;
+  return t;
+}
+
+export const searchR1: Protocol = {
+  name: 'search-r1',
+  description: 'Search-R1 / LWS tags: <think>, <search> → <information>, <reflect>, <answer>',
+  defaults: { maxTurns: 5, topK: 5, maxTokens: 512, stop: ['</search>', '</answer>'] },
+  allowed: (state) => (state.mustAnswer ? ['answer'] : ['search', 'answer']),
+
+  render(state: State, opts: RenderOptions = {}): Message[] {
+    const messages: Message[] = [{ role: 'user', content: `${INSTRUCTIONS}\nQuestion: ${state.question.question}\n` }];
+    for (const step of state.steps) {
+      messages.push({ role: 'assistant', content: closedTurn(step.raw, step.action) });
+      if (step.action.type === 'search') messages.push({ role: 'user', content: `\n\n<information>${formatDocs(step.docs ?? [])}</information>\n\n` });
+      else if (step.action.type === 'invalid') messages.push({ role: 'user', content: `\n${RETRY}\n` });
+    }
+    if (opts.forced) messages.push({ role: 'user', content: `\n${FORCE}\n` });
+    return messages;
+  },
+
+  parse(text: string): Action {
+    const hit = firstTag(text, ['search', 'answer']);
+    if (!hit) return invalid('no <search> or <answer> tag');
+    if (hit.content === '') return invalid(`empty <${hit.tag}>`);
+    return hit.tag === 'search' ? { type: 'search', query: hit.content } : { type: 'answer', answer: hit.content };
+  },
+
+  format(action: Action, state: State): string {
+    const think = `<think> ${thoughtFor(action, state)} </think>`;
+    if (action.type === 'search') return `${think}\n<search> ${action.query} </search>`;
+    if (action.type === 'answer') return `${think}\n<reflect> The information above supports this answer. </reflect>\n<answer> ${action.answer} </answer>`;
+    return think;
+  },
+};
+
+/** Documents of one Search-R1 <information> block (`Doc 1(Title: …) text` lines, as FlashRAG writes them). */
+export function parseInformation(block: string): { title: string; text: string }[] {
+  const docs: { title: string; text: string }[] = [];
+  const re = /Doc \d+\s*\(Title:\s*([\s\S]*?)\)\s([\s\S]*?)(?=\nDoc \d+\s*\(Title:|$)/g;
+  for (const m of block.matchAll(re)) {
+    let title = (m[1] ?? '').trim();
+    if (title.length >= 2 && title.startsWith('"') && title.endsWith('"')) title = title.slice(1, -1);
+    docs.push({ title, text: (m[2] ?? '').trim() });
+  }
+  return docs;
+}
+
+/**
+ * Splits a whole Search-R1 response (model text with <information> blocks the environment inserted)
+ * into model turns and the information that followed each.
+ */
+export function splitTranscript(response: string): { turn: string; information?: string }[] {
+  const out: { turn: string; information?: string }[] = [];
+  let rest = response;
+  for (;;) {
+    const open = rest.indexOf('<information>');
+    if (open < 0) break;
+    const close = rest.indexOf('</information>', open);
+    const end = close < 0 ? rest.length : close;
+    out.push({ turn: rest.slice(0, open), information: rest.slice(open + '<information>'.length, end) });
+    rest = close < 0 ? '' : rest.slice(close + '</information>'.length);
+  }
+  if (rest.trim() !== '' || out.length === 0) out.push({ turn: rest });
+  return out;
+}

@@ -1,0 +1,106 @@
+/**
+ * The outer MDP of SPEC §1, with Gymnasium's small contract made functional: `reset(question)` gives
+ * the first state, `step(state, move)` returns the next one without changing the old, so that
+ * search trees (MCTS) can branch from any state. The retriever lives inside; budgets on turns and
+ * searches end an episode, after which the agent must answer (one forced answer-only call, the
+ * SPEC's choice). Every step keeps its trace: prompt, raw text, parsed action, documents with ids
+ * and scores, timings and usage.
+ */
+import type { Question } from '../core/types.js';
+import type { Action, Message, RetrievedDoc, Step, TokenUsage } from '../core/trajectory.js';
+import type { Retriever } from '../retrieval/types.js';
+
+export interface EnvConfig {
+  retriever: Retriever;
+  /** Documents per search. */
+  topK: number;
+  /** Agent steps before the answer is forced. */
+  maxTurns: number;
+  /** Searches before the answer is forced (default: maxTurns). */
+  maxSearches?: number;
+}
+
+export interface State {
+  question: Question;
+  steps: readonly Step[];
+  /** An answer was given. */
+  done: boolean;
+  /** The budget is spent: the next action must be an answer. */
+  mustAnswer: boolean;
+  turnsLeft: number;
+  searchesLeft: number;
+}
+
+/** What a policy proposes: an action plus the record of how it was produced. */
+export interface Move {
+  action: Action;
+  raw: string;
+  prompt?: Message[] | string;
+  usage?: TokenUsage;
+  llmMs?: number;
+  logprob?: number;
+  /** Set for answers given after the budget ran out. */
+  forced?: boolean;
+  /** The text did not follow the protocol although an action was recovered from it (a format failure). */
+  formatError?: string;
+}
+
+export interface StepResult {
+  state: State;
+  /** The episode ended with an answer. */
+  done: boolean;
+  /** The budget ran out without an answer (Gymnasium's `truncated`): a forced answer comes next. */
+  truncated: boolean;
+}
+
+export class RagEnv {
+  readonly maxSearches: number;
+
+  constructor(readonly config: EnvConfig) {
+    this.maxSearches = config.maxSearches ?? config.maxTurns;
+  }
+
+  reset(question: Question): State {
+    return { question, steps: [], done: false, mustAnswer: this.config.maxTurns <= 0, turnsLeft: this.config.maxTurns, searchesLeft: this.maxSearches };
+  }
+
+  async step(state: State, move: Move): Promise<StepResult> {
+    if (state.done) throw new Error('step() after the episode ended');
+    let action = move.action;
+    const step: Step = { action, raw: move.raw };
+    if (move.prompt !== undefined) step.prompt = move.prompt;
+    if (move.usage) step.usage = move.usage;
+    if (move.llmMs !== undefined) step.llmMs = move.llmMs;
+    if (move.logprob !== undefined) step.logprob = move.logprob;
+    if (move.forced || state.mustAnswer) step.forced = true;
+    if (move.formatError) step.formatError = move.formatError;
+    let searchesLeft = state.searchesLeft;
+    if (action.type === 'search') {
+      if (searchesLeft <= 0 || state.mustAnswer) {
+        action = { type: 'invalid', reason: 'search after the budget ran out' };
+        step.action = action;
+      } else {
+        const t0 = performance.now();
+        const hits = await this.config.retriever.search(action.query, this.config.topK);
+        step.retrievalMs = performance.now() - t0;
+        step.docs = hits.map((h): RetrievedDoc => ({ passageId: h.passageId, title: h.title, text: h.text, score: h.score }));
+        searchesLeft--;
+      }
+    }
+    const done = action.type === 'answer';
+    const turnsLeft = state.turnsLeft - 1;
+    // Out of turns, or out of searches once the last search has been dealt with (ReasonRAG still
+    // grounds the final search's documents before answering).
+    const mustAnswer = !done && (state.mustAnswer || turnsLeft <= 0 || (searchesLeft <= 0 && action.type !== 'search'));
+    const next: State = { question: state.question, steps: [...state.steps, step], done, mustAnswer, turnsLeft, searchesLeft };
+    return { state: next, done, truncated: mustAnswer && !state.mustAnswer };
+  }
+}
+
+/** Documents retrieved so far, in order, without repeats. */
+export function retrievedDocs(state: Pick<State, 'steps'>): RetrievedDoc[] {
+  const seen = new Set<string>();
+  const out: RetrievedDoc[] = [];
+  for (const s of state.steps) for (const d of s.docs ?? []) if (!seen.has(d.passageId)) (seen.add(d.passageId), out.push(d));
+  return out;
+}

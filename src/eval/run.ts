@@ -1,0 +1,160 @@
+/**
+ * Running an agent over a question set: one episode per question through the environment, written
+ * to `RUN/trajectories.jsonl` as each finishes (append-only, one line per question) and summarised
+ * in `RUN/summary.json`. Re-running the same command skips the questions already written; `RUN/
+ * run.json` records the settings, and a re-run with different settings is refused rather than mixed.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { AppendLog } from '../core/append-log.js';
+import { InputError } from '../core/errors.js';
+import { DirLock } from '../core/lock.js';
+import { Progress } from '../core/progress.js';
+import { Rng } from '../core/rng.js';
+import type { Question } from '../core/types.js';
+import type { Trajectory } from '../core/trajectory.js';
+import type { Policy } from '../agents/policy.js';
+import type { RagEnv, State } from '../env/env.js';
+import type { UsageTotals } from '../llm/middleware.js';
+import { readTrajectories, type RunSummary, scoreTrajectory, summarize } from './trajectories.js';
+
+export interface EpisodeOptions {
+  temperature?: number;
+  /** Run seed; each step's sampling seed derives from it, the question id and the step number. */
+  seed?: number;
+}
+
+export function stepSeed(seed: number, questionId: string, step: number): number {
+  return new Rng(`${seed}/${questionId}/${step}`).nextUint32() & 0x7fffffff;
+}
+
+/** Builds the trajectory record of a finished (or abandoned) episode. */
+export function toTrajectory(state: State, policy: Policy, latencyMs: number, source = 'native'): Trajectory {
+  const q = state.question;
+  const steps = [...state.steps];
+  const last = steps[steps.length - 1];
+  const prediction = last?.action.type === 'answer' ? last.action.answer : '';
+  const usage = steps.reduce(
+    (u, s) => ({ promptTokens: u.promptTokens + (s.usage?.promptTokens ?? 0), completionTokens: u.completionTokens + (s.usage?.completionTokens ?? 0), requests: u.requests + (s.usage ? 1 : 0) }),
+    { promptTokens: 0, completionTokens: 0, requests: 0 },
+  );
+  const t: Trajectory = {
+    id: q.id,
+    question: q.question,
+    answers: q.answers,
+    agent: policy.protocol.name,
+    policy: policy.name,
+    steps,
+    prediction,
+    finished: last?.action.type === 'answer' && !last.forced,
+    retrievalCount: steps.filter((s) => s.action.type === 'search' && s.docs !== undefined).length,
+    formatFailures: steps.filter((s) => s.action.type === 'invalid' || s.formatError !== undefined).length,
+    usage,
+    latencyMs,
+    source,
+  };
+  t.metrics = scoreTrajectory(t);
+  return t;
+}
+
+/** One question, start to answer. */
+export async function runEpisode(env: RagEnv, policy: Policy, question: Question, opts: EpisodeOptions = {}): Promise<Trajectory> {
+  const t0 = performance.now();
+  let state = env.reset(question);
+  // The budget ends every episode; the margin guards against a policy that never answers when forced.
+  const limit = env.config.maxTurns + 2;
+  while (!state.done && state.steps.length < limit) {
+    const [move] = await policy.propose(state, { n: 1, temperature: opts.temperature, seed: stepSeed(opts.seed ?? 0, question.id, state.steps.length) });
+    if (!move) break;
+    state = (await env.step(state, move)).state;
+  }
+  return toTrajectory(state, policy, performance.now() - t0);
+}
+
+export interface RunOptions extends EpisodeOptions {
+  outDir: string;
+  env: RagEnv;
+  policy: Policy;
+  questions: readonly Question[];
+  /** Questions in flight at once (default 4). */
+  concurrency?: number;
+  /** Settings written to run.json and checked on resume. */
+  config: Record<string, unknown>;
+  /** LLM usage of this session, added to the summary. */
+  usage?: () => UsageTotals;
+  quiet?: boolean;
+}
+
+export interface RunResult {
+  summary: RunSummary & { session: Record<string, unknown> };
+  /** Questions run in this session. */
+  ran: number;
+  /** Questions skipped because the run already had them. */
+  skipped: number;
+}
+
+function checkConfig(path: string, config: Record<string, unknown>): void {
+  if (!existsSync(path)) {
+    writeFileSync(path, JSON.stringify(config, null, 2) + '\n');
+    return;
+  }
+  const before = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+  for (const key of Object.keys(config)) {
+    if (JSON.stringify(before[key]) !== JSON.stringify(config[key])) {
+      throw new InputError(
+        `${path}: this run was made with ${key}=${JSON.stringify(before[key])}, not ${JSON.stringify(config[key])}`,
+        'use another --out folder, or the same settings to resume',
+      );
+    }
+  }
+}
+
+export async function runQuestions(opts: RunOptions): Promise<RunResult> {
+  mkdirSync(opts.outDir, { recursive: true });
+  const lock = DirLock.acquire(join(opts.outDir, '.lock'), `run folder ${opts.outDir}`);
+  try {
+    return await runLocked(opts);
+  } finally {
+    lock.release();
+  }
+}
+
+async function runLocked(opts: RunOptions): Promise<RunResult> {
+  checkConfig(join(opts.outDir, 'run.json'), opts.config);
+  const log = AppendLog.open<Trajectory>(join(opts.outDir, 'trajectories.jsonl'));
+  const todo = opts.questions.filter((q) => !log.has(q.id));
+  const skipped = opts.questions.length - todo.length;
+  const progress = new Progress('run', { unit: 'questions', total: todo.length, quiet: opts.quiet });
+  const t0 = performance.now();
+  let em = 0;
+  let f1 = 0;
+  let ran = 0;
+  let failure: unknown;
+  let next = 0;
+  const worker = async () => {
+    while (failure === undefined && next < todo.length) {
+      const q = todo[next++]!;
+      try {
+        const t = await runEpisode(opts.env, opts.policy, q, opts);
+        log.append(t);
+        ran++;
+        em += t.metrics?.em ?? 0;
+        f1 += t.metrics?.f1 ?? 0;
+        progress.tick(1, `EM ${(em / ran).toFixed(3)} F1 ${(f1 / ran).toFixed(3)}`);
+      } catch (e) {
+        failure ??= e;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, opts.concurrency ?? 4) }, worker));
+  log.close();
+  progress.finish();
+  if (failure !== undefined) throw failure;
+  const all = await readTrajectories(opts.outDir);
+  const summary = {
+    ...summarize(all),
+    session: { ran, skipped, wallSeconds: (performance.now() - t0) / 1000, ...(opts.usage ? { llm: opts.usage() } : {}) },
+  };
+  writeFileSync(join(opts.outDir, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
+  return { summary, ran, skipped };
+}

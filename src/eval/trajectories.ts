@@ -1,0 +1,81 @@
+/**
+ * Reading runs and summarising them: `RUN/trajectories.jsonl` → per-run figures (EM, F1, Acc,
+ * retrieval count, format failures, tokens, latency), the `summary.json` every run writes.
+ */
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { InputError } from '../core/errors.js';
+import { readJsonl } from '../core/io.js';
+import type { Trajectory } from '../core/trajectory.js';
+import { answerScores } from './metrics.js';
+import { mean } from './stats.js';
+
+/** The trajectories file of a run folder, or the file itself. */
+export function trajectoriesPath(location: string): string {
+  if (existsSync(location) && statSync(location).isDirectory()) return join(location, 'trajectories.jsonl');
+  return location;
+}
+
+export async function readTrajectories(location: string): Promise<Trajectory[]> {
+  const path = trajectoriesPath(location);
+  if (!existsSync(path)) throw new InputError(`${path}: no such file`, 'pass a run folder written by `ragtrail run` or `ragtrail import`');
+  const out: Trajectory[] = [];
+  for await (const { value } of readJsonl(path)) out.push(value as Trajectory);
+  return out;
+}
+
+/** Metrics of a trajectory's prediction against the gold answers it carries. */
+export function scoreTrajectory(t: Pick<Trajectory, 'prediction' | 'answers'>): { em: number; f1: number; acc: number } {
+  return answerScores(t.prediction, t.answers);
+}
+
+export interface RunSummary {
+  agent: string;
+  policy: string;
+  questions: number;
+  em: number;
+  f1: number;
+  acc: number;
+  /** Mean retrieval count (search actions) per question. */
+  retrievalCount: number;
+  /** Mean agent steps per question. */
+  steps: number;
+  /** Share of steps that did not follow the protocol, and of questions with at least one such step. */
+  formatFailureRate: number;
+  questionsWithFormatFailure: number;
+  /** Share of questions answered only because the budget forced it, and of those without any answer. */
+  forcedAnswerRate: number;
+  tokens: { prompt: number; completion: number; perQuestion: number };
+  latencyMs: { mean: number; p50: number; p90: number };
+}
+
+function quantile(xs: number[], q: number): number {
+  if (xs.length === 0) return 0;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
+}
+
+export function summarize(trajectories: readonly Trajectory[]): RunSummary {
+  const scores = trajectories.map((t) => t.metrics ?? scoreTrajectory(t));
+  const steps = trajectories.reduce((s, t) => s + t.steps.length, 0);
+  const failures = trajectories.reduce((s, t) => s + t.formatFailures, 0);
+  const prompt = trajectories.reduce((s, t) => s + t.usage.promptTokens, 0);
+  const completion = trajectories.reduce((s, t) => s + t.usage.completionTokens, 0);
+  const lat = trajectories.map((t) => t.latencyMs);
+  const n = trajectories.length;
+  return {
+    agent: [...new Set(trajectories.map((t) => t.agent))].join(', '),
+    policy: [...new Set(trajectories.map((t) => t.policy))].join(', '),
+    questions: n,
+    em: mean(scores.map((s) => s.em)),
+    f1: mean(scores.map((s) => s.f1)),
+    acc: mean(scores.map((s) => s.acc)),
+    retrievalCount: mean(trajectories.map((t) => t.retrievalCount)),
+    steps: n ? steps / n : 0,
+    formatFailureRate: steps ? failures / steps : 0,
+    questionsWithFormatFailure: n ? trajectories.filter((t) => t.formatFailures > 0).length / n : 0,
+    forcedAnswerRate: n ? trajectories.filter((t) => t.steps.some((s) => s.forced)).length / n : 0,
+    tokens: { prompt, completion, perQuestion: n ? (prompt + completion) / n : 0 },
+    latencyMs: { mean: mean(lat), p50: quantile(lat, 0.5), p90: quantile(lat, 0.9) },
+  };
+}

@@ -1,0 +1,55 @@
+/**
+ * LLM spec strings → a ready backend with the shared machinery around it:
+ *   openai:<baseURL>#<model>     OpenAI-compatible server (chat; `mode: "completion"` for base models)
+ *   llama:<model.gguf>           node-llama-cpp (optional dependency)
+ * wrapped, from the outside in, as metered → cached → limited → backend, so that cache hits neither
+ * wait for a slot nor count as spent tokens.
+ */
+import { join } from 'node:path';
+import { InputError } from '../core/errors.js';
+import { KvStore } from '../core/kvstore.js';
+import { Limiter } from '../core/limiter.js';
+import { type CacheMode, CachedLLM, LimitedLLM, MeteredLLM, type Prices } from './middleware.js';
+import { OpenAICompatibleLLM, type OpenAIOptions } from './openai.js';
+import type { LLM } from './types.js';
+
+export const LLM_SPEC_HELP = 'openai:<baseURL>#<model> (e.g. openai:http://127.0.0.1:8000/v1#Qwen2.5-7B-Instruct) or llama:<model.gguf>';
+
+export interface LLMOptions extends OpenAIOptions {
+  /** Requests in flight at once (default 8). */
+  concurrency?: number;
+  /** Folder of the response cache (default: no cache). */
+  cacheDir?: string;
+  cacheMode?: CacheMode;
+  prices?: Prices;
+}
+
+export async function createBackend(spec: string, opts: LLMOptions = {}): Promise<LLM> {
+  const colon = spec.indexOf(':');
+  const kind = colon < 0 ? spec : spec.slice(0, colon);
+  const rest = colon < 0 ? '' : spec.slice(colon + 1);
+  if (kind === 'openai') {
+    const hash = rest.lastIndexOf('#');
+    if (hash < 0 || !/^https?:\/\//.test(rest) || hash === rest.length - 1) {
+      throw new InputError(`llm "${spec}": expected openai:<baseURL>#<model>`, 'e.g. openai:http://127.0.0.1:8000/v1#Qwen2.5-7B-Instruct');
+    }
+    return new OpenAICompatibleLLM(rest.slice(0, hash), rest.slice(hash + 1), opts);
+  }
+  if (kind === 'llama') {
+    if (!rest) throw new InputError(`llm "${spec}": expected llama:<path to a .gguf file>`);
+    const { LlamaCppLLM } = await import('./llama.js');
+    return LlamaCppLLM.load(rest);
+  }
+  throw new InputError(`unknown llm "${spec}"`, `use ${LLM_SPEC_HELP}`);
+}
+
+/** Wraps a backend with cache, limiter and meter. */
+export function withMachinery(backend: LLM, opts: LLMOptions = {}): MeteredLLM {
+  let llm: LLM = new LimitedLLM(backend, new Limiter(opts.concurrency ?? 8));
+  if (opts.cacheDir && opts.cacheMode !== 'off') llm = new CachedLLM(llm, KvStore.open(join(opts.cacheDir, 'llm-cache.jsonl')), opts.cacheMode);
+  return new MeteredLLM(llm, opts.prices);
+}
+
+export async function createLLM(spec: string, opts: LLMOptions = {}): Promise<MeteredLLM> {
+  return withMachinery(await createBackend(spec, opts), opts);
+}

@@ -1,0 +1,133 @@
+/**
+ * Machinery that wraps any backend: an on-disk response cache (what makes long runs resumable and
+ * re-runs free), a concurrency limit, and usage / cost accounting. Retries with backoff live in the
+ * HTTP layer (core/http.ts), where the status codes and Retry-After are.
+ */
+import { createHash } from 'node:crypto';
+import { KvStore } from '../core/kvstore.js';
+import { Limiter } from '../core/limiter.js';
+import type { GenerateRequest, GenerateResult, LLM } from './types.js';
+
+/** Which requests the cache may answer: deterministic ones (temperature 0 or a seed), all, or none. */
+export type CacheMode = 'deterministic' | 'all' | 'off';
+
+function canonical(value: unknown): string {
+  // JSON with sorted keys, so that key order never changes a cache key.
+  return JSON.stringify(value, (_k, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b))) : v,
+  );
+}
+
+export function requestKey(spec: string, req: GenerateRequest): string {
+  const normalised = { spec, ...req, n: req.n ?? 1 };
+  return createHash('sha256').update(canonical(normalised)).digest('hex');
+}
+
+export function isDeterministic(req: GenerateRequest): boolean {
+  return req.seed !== undefined || (req.temperature ?? 1) === 0;
+}
+
+export class CachedLLM implements LLM {
+  readonly spec: string;
+  hits = 0;
+  misses = 0;
+
+  constructor(
+    private readonly inner: LLM,
+    readonly store: KvStore,
+    private readonly mode: CacheMode = 'deterministic',
+  ) {
+    this.spec = inner.spec;
+  }
+
+  async generate(req: GenerateRequest): Promise<GenerateResult> {
+    const cacheable = this.mode === 'all' || (this.mode === 'deterministic' && isDeterministic(req));
+    if (!cacheable) return this.inner.generate(req);
+    const key = requestKey(this.spec, req);
+    const hit = this.store.get<GenerateResult>(key);
+    if (hit) {
+      this.hits++;
+      return { ...hit, cached: true };
+    }
+    this.misses++;
+    const result = await this.inner.generate(req);
+    this.store.set(key, { choices: result.choices, usage: result.usage });
+    return result;
+  }
+
+  async close(): Promise<void> {
+    await this.inner.close?.();
+  }
+}
+
+export class LimitedLLM implements LLM {
+  readonly spec: string;
+
+  constructor(
+    private readonly inner: LLM,
+    readonly limiter: Limiter,
+  ) {
+    this.spec = inner.spec;
+  }
+
+  generate(req: GenerateRequest): Promise<GenerateResult> {
+    return this.limiter.run(() => this.inner.generate(req));
+  }
+
+  async close(): Promise<void> {
+    await this.inner.close?.();
+  }
+}
+
+export interface Prices {
+  /** Dollars per million prompt tokens. */
+  inputPerM: number;
+  /** Dollars per million completion tokens. */
+  outputPerM: number;
+}
+
+export interface UsageTotals {
+  requests: number;
+  cachedRequests: number;
+  promptTokens: number;
+  completionTokens: number;
+  /** Wall time spent waiting for the backend (not counting cache hits), ms. */
+  llmMs: number;
+  /** Dollars, when prices are known; cache hits cost nothing. */
+  cost?: number;
+}
+
+export class MeteredLLM implements LLM {
+  readonly spec: string;
+  readonly totals: UsageTotals = { requests: 0, cachedRequests: 0, promptTokens: 0, completionTokens: 0, llmMs: 0 };
+
+  constructor(
+    private readonly inner: LLM,
+    private readonly prices?: Prices,
+  ) {
+    this.spec = inner.spec;
+    if (prices) this.totals.cost = 0;
+  }
+
+  async generate(req: GenerateRequest): Promise<GenerateResult> {
+    const t0 = performance.now();
+    const result = await this.inner.generate(req);
+    const t = this.totals;
+    t.requests++;
+    if (result.cached) {
+      t.cachedRequests++;
+      return result;
+    }
+    t.llmMs += performance.now() - t0;
+    t.promptTokens += result.usage.promptTokens;
+    t.completionTokens += result.usage.completionTokens;
+    if (this.prices && t.cost !== undefined) {
+      t.cost += (result.usage.promptTokens * this.prices.inputPerM + result.usage.completionTokens * this.prices.outputPerM) / 1e6;
+    }
+    return result;
+  }
+
+  async close(): Promise<void> {
+    await this.inner.close?.();
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * OpenAI-compatible servers (vLLM, SGLang, llama.cpp server, Ollama, hosted APIs) through a thin
+ * fetch layer rather than the `openai` client: the client brings its own retry loop (which would
+ * stack with ours) and types that hide the fields these servers add or vary (`stop_reason`, logprob
+ * shapes of /completions vs /chat/completions), while the requests themselves are two small JSON POSTs.
+ * Chat mode posts to /chat/completions; completion mode (base models) to /completions.
+ */
+import { RagtrailError } from '../core/errors.js';
+import { fetchJson, type RetryOptions } from '../core/http.js';
+import { type Choice, type GenerateRequest, type GenerateResult, type LLM, messagesToPrompt } from './types.js';
+
+export interface OpenAIOptions extends RetryOptions {
+  apiKey?: string;
+  /** "chat" (default) or "completion". */
+  mode?: 'chat' | 'completion';
+  /** Extra body fields for the server (e.g. vLLM's `top_k`, `repetition_penalty`). */
+  extraBody?: Record<string, unknown>;
+}
+
+interface WireChoice {
+  index?: number;
+  text?: string;
+  message?: { content?: string | null };
+  finish_reason?: string | null;
+  logprobs?: {
+    content?: { token: string; logprob: number }[] | null;
+    tokens?: string[];
+    token_logprobs?: (number | null)[];
+  } | null;
+}
+
+interface WireReply {
+  choices?: WireChoice[];
+  usage?: { prompt_tokens?: number; completion_tokens?: number };
+}
+
+export class OpenAICompatibleLLM implements LLM {
+  readonly spec: string;
+  private readonly apiKey: string | undefined;
+  private readonly mode: 'chat' | 'completion';
+
+  constructor(
+    readonly baseURL: string,
+    readonly model: string,
+    private readonly opts: OpenAIOptions = {},
+  ) {
+    this.mode = opts.mode ?? 'chat';
+    this.spec = `openai:${baseURL}#${model}${this.mode === 'completion' ? ' (completion)' : ''}`;
+    this.apiKey = opts.apiKey ?? process.env['OPENAI_API_KEY'];
+  }
+
+  async generate(req: GenerateRequest): Promise<GenerateResult> {
+    const n = req.n ?? 1;
+    const choices: Choice[] = [];
+    const usage = { promptTokens: 0, completionTokens: 0 };
+    // Some servers (llama.cpp, Ollama) ignore `n`: ask again for the missing samples.
+    for (let round = 0; choices.length < n && round < n; round++) {
+      const want = n - choices.length;
+      const reply = await this.request(req, want, round);
+      choices.push(...reply.choices.slice(0, want));
+      usage.promptTokens += reply.usage.promptTokens;
+      usage.completionTokens += reply.usage.completionTokens;
+    }
+    return { choices, usage };
+  }
+
+  private async request(req: GenerateRequest, n: number, round: number): Promise<GenerateResult> {
+    const chat = this.mode === 'chat';
+    const body: Record<string, unknown> = { model: this.model, n, ...this.opts.extraBody };
+    if (chat) body['messages'] = req.messages ?? [{ role: 'user', content: req.prompt ?? '' }];
+    else body['prompt'] = req.prompt ?? messagesToPrompt(req.messages ?? []);
+    if (req.temperature !== undefined) body['temperature'] = req.temperature;
+    if (req.topP !== undefined) body['top_p'] = req.topP;
+    if (req.maxTokens !== undefined) body['max_tokens'] = req.maxTokens;
+    if (req.stop?.length) body['stop'] = req.stop;
+    // A later round for missing samples must not repeat the first round's seed.
+    if (req.seed !== undefined) body['seed'] = req.seed + round * 1_000_003;
+    if (req.logprobs) body['logprobs'] = chat ? true : 1;
+    const url = `${this.baseURL.replace(/\/+$/, '')}/${chat ? 'chat/completions' : 'completions'}`;
+    const reply = await fetchJson<WireReply>(url, {
+      ...this.opts,
+      body,
+      headers: this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {},
+    });
+    if (!Array.isArray(reply.choices)) throw new RagtrailError(`${url}: the reply has no "choices" list`);
+    const choices = [...reply.choices]
+      .sort((a, b) => (a.index ?? 0) - (b.index ?? 0))
+      .map((c): Choice => {
+        const text = (chat ? c.message?.content : c.text) ?? '';
+        const choice: Choice = { text, finishReason: c.finish_reason ?? 'unknown' };
+        const lp = c.logprobs;
+        if (lp?.content) choice.logprobs = { tokens: lp.content.map((t) => t.token), logprobs: lp.content.map((t) => t.logprob) };
+        else if (lp?.tokens && lp.token_logprobs) choice.logprobs = { tokens: lp.tokens, logprobs: lp.token_logprobs.map((x) => x ?? 0) };
+        return choice;
+      });
+    return { choices, usage: { promptTokens: reply.usage?.prompt_tokens ?? 0, completionTokens: reply.usage?.completion_tokens ?? 0 } };
+  }
+}

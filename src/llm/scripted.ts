@@ -1,0 +1,39 @@
+/**
+ * A scripted model for tests and replays: answers each request with the next output of a list, or
+ * with what a function returns for the request. Deterministic; records every request it saw.
+ */
+import type { GenerateRequest, GenerateResult, LLM } from './types.js';
+
+export type Script = string[] | ((req: GenerateRequest, call: number) => string | string[]);
+
+export class ScriptedLLM implements LLM {
+  readonly spec: string;
+  readonly requests: GenerateRequest[] = [];
+  private next = 0;
+
+  constructor(
+    private readonly script: Script,
+    name = 'scripted',
+  ) {
+    this.spec = `scripted:${name}`;
+  }
+
+  async generate(req: GenerateRequest): Promise<GenerateResult> {
+    const call = this.requests.length;
+    this.requests.push(req);
+    const n = req.n ?? 1;
+    const texts: string[] = [];
+    if (typeof this.script === 'function') {
+      const out = this.script(req, call);
+      texts.push(...(Array.isArray(out) ? out : Array.from({ length: n }, () => out)));
+    } else {
+      for (let i = 0; i < n; i++) texts.push(this.script[this.next++ % Math.max(1, this.script.length)] ?? '');
+    }
+    const promptChars = JSON.stringify(req.messages ?? req.prompt ?? '').length;
+    return {
+      choices: texts.slice(0, n).map((text) => ({ text, finishReason: 'stop' })),
+      // Rough counts (4 characters a token) so that usage accounting has something to add up.
+      usage: { promptTokens: Math.ceil(promptChars / 4), completionTokens: texts.reduce((s, t) => s + Math.ceil(t.length / 4), 0) },
+    };
+  }
+}

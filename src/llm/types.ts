@@ -1,0 +1,62 @@
+/**
+ * One small interface for language models, many backends (the Vercel AI SDK's provider idea):
+ * OpenAI-compatible HTTP servers, node-llama-cpp, and a scripted model for tests. Cross-cutting
+ * machinery (caching, concurrency limits, usage accounting) wraps any backend from outside.
+ */
+import type { Message, TokenUsage } from '../core/trajectory.js';
+
+export type { Message, TokenUsage };
+
+export interface GenerateRequest {
+  /** Chat messages (chat backends), or… */
+  messages?: Message[];
+  /** …a raw prompt (completion backends). One of the two is required. */
+  prompt?: string;
+  /** Number of samples (default 1). */
+  n?: number;
+  temperature?: number;
+  topP?: number;
+  maxTokens?: number;
+  /** Generation stops before any of these strings (they are not included in the text). */
+  stop?: string[];
+  /** Seeded sampling: the same request and seed give the same text on servers that honour it. */
+  seed?: number;
+  /** Ask for token log-probabilities. */
+  logprobs?: boolean;
+}
+
+export interface TokenLogprobs {
+  tokens: string[];
+  logprobs: number[];
+}
+
+export interface Choice {
+  text: string;
+  /** "stop", "length", … as the backend reports it. */
+  finishReason: string;
+  logprobs?: TokenLogprobs;
+}
+
+export interface GenerateResult {
+  choices: Choice[];
+  usage: TokenUsage;
+  /** Served from the response cache. */
+  cached?: boolean;
+}
+
+export interface LLM {
+  /** Re-creates the backend, e.g. "openai:http://127.0.0.1:8000/v1#Qwen2.5-7B-Instruct". */
+  readonly spec: string;
+  generate(req: GenerateRequest): Promise<GenerateResult>;
+  close?(): Promise<void>;
+}
+
+/** Sum of a choice's token log-probabilities (the sequence log-likelihood), if present. */
+export function sequenceLogprob(c: Choice): number | undefined {
+  return c.logprobs ? c.logprobs.logprobs.reduce((s, x) => s + x, 0) : undefined;
+}
+
+/** A plain-text transcript of chat messages, for completion backends (base models). */
+export function messagesToPrompt(messages: readonly Message[]): string {
+  return messages.map((m) => (m.role === 'assistant' ? m.content : m.content + '\n')).join('');
+}

@@ -1,0 +1,107 @@
+/** `ragtrail run` and `ragtrail import` as users run them, against real files and a loopback model server. */
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { data, ROOT, tempDir } from '../helpers.js';
+import { type FakeOpenAI, startFakeOpenAI } from '../fixtures/fake-openai.js';
+
+const tmp = tempDir();
+// Runs from a temporary folder, so the tsx loader is named by its resolved URL.
+const CLI = ['--import', import.meta.resolve('tsx'), join(ROOT, 'src', 'cli', 'main.ts')];
+const ragtrail = (...args: string[]) => spawnSync(process.execPath, [...CLI, ...args], { cwd: tmp.dir, encoding: 'utf8' });
+/** Async variant, for commands that talk to a server running in this process. */
+const ragtrailAsync = (...args: string[]) =>
+  new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, [...CLI, ...args], { cwd: tmp.dir });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
+const lines = (path: string) => readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+
+const world = join(tmp.dir, 'world');
+const index = join(tmp.dir, 'index');
+before(() => {
+  assert.equal(ragtrail('world', '--seed', '2', '--entities', '1500', '--out', world).status, 0);
+  assert.equal(ragtrail('index', 'build', '--corpus', join(world, 'corpus.jsonl'), '--out', index).status, 0);
+});
+after(tmp.cleanup);
+
+describe('ragtrail run', () => {
+  it('runs the sim policy end to end on the synthetic world, labelled, with a summary', () => {
+    const out = join(tmp.dir, 'sim-run');
+    const r = ragtrail('run', '--agent', 'reasonrag', '--policy', 'sim', '--index', index, '--dataset', join(world, 'questions.jsonl'), '--out', out, '--limit', '80', '--split', 'train');
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stderr, /sim\(competence=0\.7\) \[non-LLM\] is a non-LLM stand-in/);
+    assert.match(r.stdout, /80 questions run, 0 already done/);
+    const ts = lines(join(out, 'trajectories.jsonl'));
+    assert.equal(ts.length, 80);
+    assert.ok(ts.every((t) => t.policy === 'sim(competence=0.7) [non-LLM]' && t.agent === 'reasonrag'));
+    const s = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
+    assert.equal(s.questions, 80);
+    for (const k of ['em', 'f1', 'acc', 'retrievalCount', 'formatFailureRate', 'tokens', 'latencyMs']) assert.ok(k in s, k);
+    // Scoring the run needs no dataset: the gold answers travel in the trajectories.
+    const score = ragtrail('score', '--predictions', out, '--json');
+    assert.equal(score.status, 0, score.stderr);
+    assert.equal(JSON.parse(score.stdout).em, s.em);
+    const again = ragtrail('run', '--agent', 'reasonrag', '--policy', 'sim', '--index', index, '--dataset', join(world, 'questions.jsonl'), '--out', out, '--limit', '80', '--split', 'train');
+    assert.match(again.stdout, /0 questions run, 80 already done/);
+  });
+
+  it('drives an OpenAI-compatible server; the second run is served from the cache', async () => {
+    const fake: FakeOpenAI = await startFakeOpenAI((r) => {
+      const msgs = r.body['messages'] as { content: string }[];
+      return msgs.length > 2 ? '<think>found it</think><answer> 1900 </answer>' : '<think>look it up</think><search> first hop';
+    });
+    try {
+      const args = ['run', '--agent', 'search-r1', '--llm', `openai:${fake.url}#tiny`, '--index', index, '--dataset', join(world, 'questions.jsonl'), '--limit', '10', '--cache-dir', join(tmp.dir, 'cache')];
+      const first = await ragtrailAsync(...args, '--out', join(tmp.dir, 'llm-run-1'));
+      assert.equal(first.status, 0, first.stderr);
+      assert.match(first.stdout, /llm: 20 requests \(0 from cache\)/);
+      assert.equal(fake.served, 20);
+      const ts = lines(join(tmp.dir, 'llm-run-1', 'trajectories.jsonl'));
+      assert.ok(ts.every((t) => t.prediction === '1900' && t.retrievalCount === 1 && t.policy === `llm:openai:${fake.url}#tiny`));
+      const second = await ragtrailAsync(...args, '--out', join(tmp.dir, 'llm-run-2'));
+      assert.match(second.stdout, /llm: 20 requests \(20 from cache\)/);
+      assert.equal(fake.served, 20);
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('takes settings from --config, and rejects bad combinations with one line', () => {
+    const cfg = join(tmp.dir, 'cfg.json');
+    writeFileSync(cfg, JSON.stringify({ policy: 'oracle', index, dataset: join(world, 'questions.jsonl'), 'max-turns': 6, limit: 5 }));
+    const r = ragtrail('run', '--config', cfg, '--out', join(tmp.dir, 'cfg-run'));
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /oracle \[non-LLM\].*5 questions run/);
+    assert.equal(JSON.parse(readFileSync(join(tmp.dir, 'cfg-run', 'run.json'), 'utf8')).maxTurns, 6);
+    for (const args of [
+      ['run', '--policy', 'sim', '--index', index, '--dataset', join(world, 'questions.jsonl')],
+      ['run', '--policy', 'sim', '--llm', 'openai:http://127.0.0.1:1/v1#m', '--index', index, '--dataset', join(world, 'questions.jsonl'), '--out', join(tmp.dir, 'x')],
+      ['run', '--agent', 'gpt', '--policy', 'sim', '--index', index, '--dataset', join(world, 'questions.jsonl'), '--out', join(tmp.dir, 'x')],
+      ['run', '--config', join(tmp.dir, 'missing.json')],
+    ]) {
+      const bad = ragtrail(...args);
+      assert.equal(bad.status, 2, args.join(' ') + bad.stderr);
+      assert.equal(bad.stderr.trim().split('\n').length, 1, bad.stderr);
+    }
+  });
+});
+
+describe('ragtrail import', () => {
+  it('imports the Search-R1 Bamboogle run and scores it as FlashRAG did', () => {
+    const out = join(tmp.dir, 'imported');
+    const r = ragtrail('import', '--format', 'search-r1', data('trajectories', 'search_r1_bamboogle_base', 'intermediate_data.json'), '--out', out);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /imported 125 trajectories/);
+    const score = ragtrail('score', '--predictions', join(out, 'trajectories.jsonl'), '--json');
+    assert.deepEqual(JSON.parse(score.stdout), { n: 125, em: 0.088, f1: 0.17242597402597404, acc: 0.096 });
+    const withDataset = ragtrail('score', '--dataset', data('flashrag', 'bamboogle_test.jsonl'), '--predictions', out, '--json');
+    assert.deepEqual(JSON.parse(withDataset.stdout), { n: 125, em: 0.088, f1: 0.17242597402597404, acc: 0.096 });
+  });
+});

@@ -1,0 +1,115 @@
+/** The OpenAI-compatible backend and the shared machinery, against a fake server on 127.0.0.1. */
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { InputError } from '../../src/core/errors.js';
+import { KvStore } from '../../src/core/kvstore.js';
+import { createBackend, createLLM } from '../../src/llm/create.js';
+import { CachedLLM, requestKey } from '../../src/llm/middleware.js';
+import { OpenAICompatibleLLM } from '../../src/llm/openai.js';
+import { ScriptedLLM } from '../../src/llm/scripted.js';
+import { sequenceLogprob } from '../../src/llm/types.js';
+import { startFakeOpenAI } from '../fixtures/fake-openai.js';
+import { tempDir } from '../helpers.js';
+
+const tmp = tempDir();
+after(tmp.cleanup);
+const fastRetry = { baseDelayMs: 1, maxDelayMs: 5 };
+
+describe('OpenAI-compatible backend', () => {
+  it('survives 429, 500 and a timeout, then succeeds; the cache makes a second run issue zero requests', async () => {
+    const fake = await startFakeOpenAI((r) => `echo: ${(r.body['messages'] as { content: string }[]).at(-1)?.content}`, { failures: [429, 500, 'hang'] });
+    try {
+      const cacheDir = join(tmp.dir, 'cache1');
+      const questions = ['one', 'two', 'three'];
+      const run = async () => {
+        const llm = await createLLM(`openai:${fake.url}#tiny`, { cacheDir, timeoutMs: 300, ...fastRetry });
+        const out = [];
+        for (const q of questions) out.push((await llm.generate({ messages: [{ role: 'user', content: q }], temperature: 0 })).choices[0]!.text);
+        return { out, totals: llm.totals };
+      };
+      const first = await run();
+      assert.deepEqual(first.out, ['echo: one', 'echo: two', 'echo: three']);
+      // 3 failed attempts (429, 500, timeout) + 3 successes.
+      assert.equal(fake.requests.length, 6);
+      assert.equal(first.totals.requests, 3);
+      assert.equal(first.totals.promptTokens, 30);
+      const before = fake.requests.length;
+      const second = await run();
+      assert.deepEqual(second.out, first.out);
+      assert.equal(fake.requests.length - before, 0);
+      assert.equal(second.totals.cachedRequests, 3);
+      assert.equal(second.totals.promptTokens, 0);
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('sends the chat request fields, reads n samples and logprobs', async () => {
+    const fake = await startFakeOpenAI((_r, i) => `sample ${i} text`);
+    try {
+      const llm = new OpenAICompatibleLLM(fake.url, 'm', { apiKey: 'secret', ...fastRetry });
+      const res = await llm.generate({ messages: [{ role: 'user', content: 'hi' }], n: 3, temperature: 0.7, topP: 0.9, maxTokens: 20, stop: ['</search>'], seed: 5, logprobs: true });
+      assert.deepEqual(res.choices.map((c) => c.text), ['sample 0 text', 'sample 1 text', 'sample 2 text']);
+      assert.equal(sequenceLogprob(res.choices[0]!), -1.5);
+      const body = fake.requests[0]!.body;
+      assert.deepEqual(
+        { model: body['model'], n: body['n'], temperature: body['temperature'], top_p: body['top_p'], max_tokens: body['max_tokens'], stop: body['stop'], seed: body['seed'], logprobs: body['logprobs'] },
+        { model: 'm', n: 3, temperature: 0.7, top_p: 0.9, max_tokens: 20, stop: ['</search>'], seed: 5, logprobs: true },
+      );
+      assert.equal(fake.requests[0]!.path, '/v1/chat/completions');
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('asks again when a server ignores n (llama.cpp, Ollama), with distinct seeds', async () => {
+    const fake = await startFakeOpenAI((r) => `seed ${r.body['seed']}`, { maxN: 1 });
+    try {
+      const res = await new OpenAICompatibleLLM(fake.url, 'm', fastRetry).generate({ prompt: 'x', n: 3, seed: 1 });
+      assert.equal(res.choices.length, 3);
+      assert.equal(new Set(res.choices.map((c) => c.text)).size, 3);
+      assert.equal(fake.requests.length, 3);
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('completion mode posts a prompt to /completions and reads token logprobs', async () => {
+    const fake = await startFakeOpenAI(() => ' <search> q </search>');
+    try {
+      const llm = new OpenAICompatibleLLM(fake.url, 'base', { mode: 'completion', ...fastRetry });
+      const res = await llm.generate({ messages: [{ role: 'user', content: 'Question: q\n' }, { role: 'assistant', content: '<think>x</think>' }], logprobs: true });
+      assert.equal(fake.requests[0]!.path, '/v1/completions');
+      assert.equal(fake.requests[0]!.body['prompt'], 'Question: q\n\n<think>x</think>');
+      assert.equal(res.choices[0]!.logprobs?.tokens.length, 3); // ' <search>', ' q', ' </search>'
+    } finally {
+      await fake.close();
+    }
+  });
+
+  it('parses specs and says what is wrong', async () => {
+    assert.equal((await createBackend('openai:http://127.0.0.1:8000/v1#Qwen2.5-7B-Instruct')).spec, 'openai:http://127.0.0.1:8000/v1#Qwen2.5-7B-Instruct');
+    await assert.rejects(createBackend('openai:127.0.0.1:8000#m'), /expected openai:<baseURL>#<model>/);
+    await assert.rejects(createBackend('openai:http://x/v1#'), /expected openai:<baseURL>#<model>/);
+    await assert.rejects(createBackend('gpt4'), (e: Error) => e instanceof InputError && /unknown llm "gpt4"/.test(e.message));
+    await assert.rejects(createBackend('llama:/no/such/model.gguf'), /no such model file/);
+  });
+});
+
+describe('response cache', () => {
+  it('keys by the full request regardless of key order, caches only deterministic requests by default', async () => {
+    assert.equal(requestKey('s', { prompt: 'a', temperature: 0, maxTokens: 5 }), requestKey('s', { maxTokens: 5, temperature: 0, prompt: 'a' }));
+    assert.notEqual(requestKey('s', { prompt: 'a', temperature: 0 }), requestKey('s', { prompt: 'a', temperature: 0, stop: ['x'] }));
+    const scripted = new ScriptedLLM((_r, call) => `call ${call}`);
+    const cached = new CachedLLM(scripted, KvStore.open(join(tmp.dir, 'c2', 'cache.jsonl')));
+    const ask = (req: object) => cached.generate({ prompt: 'p', ...req }).then((r) => r.choices[0]!.text);
+    assert.equal(await ask({ temperature: 0 }), 'call 0');
+    assert.equal(await ask({ temperature: 0 }), 'call 0');
+    assert.equal(await ask({ temperature: 1, seed: 3 }), 'call 1');
+    assert.equal(await ask({ temperature: 1, seed: 3 }), 'call 1');
+    assert.equal(await ask({ temperature: 1 }), 'call 2'); // unseeded sampling is never replayed
+    assert.equal(await ask({ temperature: 1 }), 'call 3');
+    assert.equal(scripted.requests.length, 4);
+  });
+});
