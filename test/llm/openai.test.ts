@@ -1,5 +1,6 @@
 /** The OpenAI-compatible backend and the shared machinery, against a fake server on 127.0.0.1. */
 import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { InputError } from '../../src/core/errors.js';
@@ -94,6 +95,10 @@ describe('OpenAI-compatible backend', () => {
     await assert.rejects(createBackend('openai:http://x/v1#'), /expected openai:<baseURL>#<model>/);
     await assert.rejects(createBackend('gpt4'), (e: Error) => e instanceof InputError && /unknown llm "gpt4"/.test(e.message));
     await assert.rejects(createBackend('llama:/no/such/model.gguf'), /no such model file/);
+    // A model file that exists, without the optional package installed: say how to add it.
+    const gguf = join(tmp.dir, 'model.gguf');
+    writeFileSync(gguf, 'GGUF');
+    await assert.rejects(createBackend(`llama:${gguf}`), /needs the optional package node-llama-cpp \(run `npm install node-llama-cpp`/);
   });
 });
 
