@@ -8,6 +8,7 @@ import { InputError } from '../core/errors.js';
 import { registerCorpus } from './corpus.js';
 import { registerImport } from './import.js';
 import { registerIndex } from './index-cmd.js';
+import { registerReward } from './reward.js';
 import { registerRun } from './run.js';
 import { registerSearch } from './search.js';
 import { registerServeRetriever } from './serve-retriever.js';
@@ -29,6 +30,7 @@ export function buildProgram(): Command {
   registerServeRetriever(program);
   registerRun(program);
   registerImport(program);
+  registerReward(program);
   return program;
 }
 

@@ -53,6 +53,12 @@ export function toTrajectory(state: State, policy: Policy, latencyMs: number, so
     latencyMs,
     source,
   };
+  // What rewards need from the question (ARENA's gold references), so that a run is self-contained.
+  const meta: Record<string, unknown> = {};
+  if (q.supporting?.length) meta['supporting'] = q.supporting;
+  if (q.context?.length) meta['contextIds'] = q.context.map((p) => p.id);
+  if (q.type) meta['type'] = q.type;
+  if (Object.keys(meta).length) t.meta = meta;
   t.metrics = scoreTrajectory(t);
   return t;
 }

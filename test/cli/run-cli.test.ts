@@ -105,3 +105,29 @@ describe('ragtrail import', () => {
     assert.deepEqual(JSON.parse(withDataset.stdout), { n: 125, em: 0.088, f1: 0.17242597402597404, acc: 0.096 });
   });
 });
+
+describe('ragtrail reward', () => {
+  it('scores a sim run and an imported run; --help lists every scheme with its components', () => {
+    const out = join(tmp.dir, 'reward-run');
+    assert.equal(ragtrail('run', '--agent', 'search-r1', '--policy', 'sim', '--index', index, '--dataset', join(world, 'questions.jsonl'), '--out', out, '--limit', '40', '--quiet').status, 0);
+    const r = ragtrail('reward', '--scheme', 'lws-stage1', out);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /lws-stage1 over 40 trajectories/);
+    assert.match(r.stdout, /total\s+format\s+search\s+answer/);
+    const rows = lines(join(out, 'rewards.lws-stage1.jsonl'));
+    assert.equal(rows.length, 40);
+    for (const row of rows) {
+      assert.deepEqual(Object.keys(row), ['id', 'total', 'components']);
+      assert.ok(Math.abs(row.total - (row.components.format + row.components.search + row.components.answer)) < 1e-9);
+    }
+    const imported = join(tmp.dir, 'imported');
+    const arena = ragtrail('reward', '--scheme', 'em', '--out', join(tmp.dir, 'em.jsonl'), imported);
+    assert.equal(arena.status, 0, arena.stderr);
+    assert.match(arena.stdout, /mean\s+0\.0880\s+0\.0880/);
+    const help = ragtrail('reward', '--help').stdout;
+    for (const s of ['lws-stage1: format, search, answer', 'arena: format, accuracy, relevance, bonus', 'prorag-outcome: answer, workflow', 'judge: judge']) assert.ok(help.includes(s), s);
+    const bad = ragtrail('reward', '--scheme', 'lws', out);
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /unknown reward scheme "lws"/);
+  });
+});

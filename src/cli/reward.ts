@@ -1,0 +1,64 @@
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import type { Question } from '../core/types.js';
+import { loadDataset } from '../corpus/dataset.js';
+import { readTrajectories } from '../eval/trajectories.js';
+import { createLLM, LLM_SPEC_HELP } from '../llm/create.js';
+import { createEmbedder, EMBEDDER_SPEC_HELP } from '../retrieval/embedders/embedder.js';
+import { applyRewards, writeRewards } from '../rewards/apply.js';
+import { Judge } from '../rewards/judge.js';
+import { composeScheme, SCHEMES } from '../rewards/schemes.js';
+import { collect } from './options.js';
+import { fixed, formatTable } from './table.js';
+
+interface RewardOpts {
+  scheme: string;
+  option: string[];
+  out?: string;
+  dataset?: string;
+  judgeLlm?: string;
+  embedder: string;
+  apiKey?: string;
+  cacheDir: string;
+}
+
+const schemeHelp = Object.values(SCHEMES)
+  .map((s) => `  ${s.name}: ${s.components.join(', ')}${Object.keys(s.defaults).length ? ` (options: ${Object.entries(s.defaults).map(([k, v]) => `${k}=${v}`).join(', ')})` : ''}\n      ${s.description}`)
+  .join('\n');
+
+export function registerReward(program: Command): void {
+  program
+    .command('reward')
+    .description('score each trajectory of a run with a reward scheme of the papers; writes {id, total, components} per line and prints means')
+    .argument('<run>', 'run folder or its trajectories.jsonl (native or imported)')
+    .requiredOption('--scheme <expr>', 'a scheme, or a weighted sum such as 0.5*f1+lws-stage1')
+    .option('--option <k=v>', 'scheme option (repeatable); scheme.k=v for one term of a sum', collect, [])
+    .option('--out <file>', 'where to write the rewards (default: RUN/rewards.<scheme>.jsonl)')
+    .option('--dataset <file>', 'questions, for supporting passages that the trajectories do not carry (imported runs)')
+    .option('--judge-llm <spec>', `judge model for "judge" and correct=judge: ${LLM_SPEC_HELP}`)
+    .option('--embedder <spec>', `query embedder for the LWS search reward: ${EMBEDDER_SPEC_HELP}`, 'hash:512')
+    .option('--api-key <key>', 'API key for the judge or embedder (default: $OPENAI_API_KEY)')
+    .option('--cache-dir <dir>', 'response cache for the judge', '.ragtrail-cache')
+    .addHelpText('after', `\nSchemes and their components:\n${schemeHelp}`)
+    .action(async (run: string, opts: RewardOpts) => {
+      const scheme = composeScheme(opts.scheme, opts.option);
+      const trajectories = await readTrajectories(run);
+      let questions: Map<string, Question> | undefined;
+      if (opts.dataset) {
+        questions = new Map();
+        for await (const q of loadDataset(opts.dataset)) questions.set(q.id, q);
+      }
+      const judgeLlm = opts.judgeLlm ? await createLLM(opts.judgeLlm, { apiKey: opts.apiKey, cacheDir: opts.cacheDir }) : undefined;
+      const embedder = await createEmbedder(opts.embedder, { apiKey: opts.apiKey });
+      const records = await applyRewards(trajectories, scheme, { embedder, judge: judgeLlm ? new Judge(judgeLlm) : undefined, questions });
+      const dir = existsSync(run) && statSync(run).isDirectory() ? run : join(run, '..');
+      const out = opts.out ?? join(dir, `rewards.${opts.scheme.replace(/[^a-z0-9.-]+/gi, '_')}.jsonl`);
+      writeRewards(out, records);
+      const n = records.length || 1;
+      const meanOf = (f: (r: (typeof records)[number]) => number) => records.reduce((s, r) => s + f(r), 0) / n;
+      console.log(`${opts.scheme} over ${records.length} trajectories of ${run} → ${out}`);
+      console.log(formatTable(['', 'total', ...scheme.components], [['mean', fixed(meanOf((r) => r.total)), ...scheme.components.map((c) => fixed(meanOf((r) => r.components[c] ?? 0)))]]));
+      if (judgeLlm) console.log(`judge: ${judgeLlm.totals.requests} requests (${judgeLlm.totals.cachedRequests} from cache)`);
+    });
+}

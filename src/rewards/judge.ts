@@ -1,0 +1,37 @@
+/**
+ * LLM-as-judge (SPEC §3): does the prediction mean the same as any gold answer? The judge model
+ * replies YES or NO at temperature 0; with the response cache, each verdict is paid for once.
+ * A reply that is neither counts as NO and is reported.
+ */
+import type { LLM } from '../llm/types.js';
+
+export interface Verdict {
+  correct: boolean;
+  /** The reply had no YES/NO. */
+  malformed: boolean;
+  raw: string;
+}
+
+export function judgePrompt(question: string, gold: readonly string[], prediction: string): string {
+  return `You check answers to questions.\n\nQuestion: ${question}\nReference answer(s): ${gold.map((g) => JSON.stringify(g)).join(', ')}\nCandidate answer: ${JSON.stringify(prediction)}\n\nDoes the candidate answer mean the same thing as one of the reference answers? Minor differences of wording, spelling or format do not matter; extra or missing facts that change the answer do. Reply with one word: YES or NO.`;
+}
+
+export function parseVerdict(text: string): { correct: boolean; malformed: boolean } {
+  const m = /\b(yes|no)\b/i.exec(text);
+  return m ? { correct: m[1]!.toLowerCase() === 'yes', malformed: false } : { correct: false, malformed: true };
+}
+
+export class Judge {
+  malformed = 0;
+
+  constructor(readonly llm: LLM) {}
+
+  async verdict(question: string, gold: readonly string[], prediction: string): Promise<Verdict> {
+    if (prediction.trim() === '') return { correct: false, malformed: false, raw: '' };
+    const res = await this.llm.generate({ messages: [{ role: 'user', content: judgePrompt(question, gold, prediction) }], temperature: 0, maxTokens: 4 });
+    const raw = res.choices[0]?.text ?? '';
+    const v = parseVerdict(raw);
+    if (v.malformed) this.malformed++;
+    return { ...v, raw };
+  }
+}

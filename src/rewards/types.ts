@@ -1,0 +1,35 @@
+/**
+ * Rewards are small, named, pure functions of a trajectory (and, where a paper needs more, of the
+ * question's supporting passages, an embedder or a judge), returning a total and its components.
+ * They compose by weighted sums (compose.ts). Equations cite their papers; SPEC §4 is the contract.
+ */
+import type { Trajectory } from '../core/trajectory.js';
+import type { Embedder } from '../retrieval/embedders/embedder.js';
+import type { Judge } from './judge.js';
+
+export interface RewardContext {
+  trajectory: Trajectory;
+  /** Ids of the passages that support the answer (from the trajectory's meta or a dataset). */
+  supporting?: readonly string[];
+  /** Ids of the question's own context passages, in order (ARENA's numbered references). */
+  contextIds?: readonly string[];
+  embedder?: Embedder;
+  judge?: Judge;
+}
+
+export interface RewardResult {
+  total: number;
+  components: Record<string, number>;
+}
+
+export type OptionValue = number | string | boolean;
+
+export interface RewardScheme {
+  name: string;
+  description: string;
+  /** Component names, in output order. */
+  components: readonly string[];
+  /** Options with defaults (`--option k=v` overrides). */
+  defaults: Record<string, OptionValue>;
+  compute(ctx: RewardContext, options: Record<string, OptionValue>): Promise<RewardResult> | RewardResult;
+}
