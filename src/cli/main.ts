@@ -5,6 +5,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { InputError } from '../core/errors.js';
+import { registerAnnotate } from './annotate.js';
 import { registerCorpus } from './corpus.js';
 import { registerImport } from './import.js';
 import { registerIndex } from './index-cmd.js';
@@ -31,6 +32,7 @@ export function buildProgram(): Command {
   registerRun(program);
   registerImport(program);
   registerReward(program);
+  registerAnnotate(program);
   return program;
 }
 

@@ -8,7 +8,7 @@ import { choiceArg, intArg } from './options.js';
 interface SearchOpts {
   index: string;
   k: number;
-  method?: SearchMethod;
+  retrieval?: SearchMethod;
   queries?: string;
   out?: string;
   batch: number;
@@ -25,7 +25,7 @@ export function registerSearch(program: Command): void {
     .argument('[query]', 'the query text')
     .requiredOption('--index <dir|url>', 'index folder, or http://host:port of a Search-R1-style retrieval server')
     .option('--k <n>', 'hits per query', intArg(1, 10_000), 5)
-    .option('--method <m>', `bm25, dense or hybrid (RRF); default bm25 when built, else dense`, choiceArg(METHODS))
+    .option('--retrieval <m>', `bm25, dense or hybrid (RRF); default bm25 when built, else dense`, choiceArg(METHODS))
     .option('--queries <file>', 'JSON Lines of {id, query} (a "question" field works too, so datasets can be passed as is)')
     .option('--out <file>', 'with --queries: JSON Lines of {id, hits: [{id, title, score}]}, in query order')
     .option('--batch <n>', 'queries per batch', intArg(1, 100_000), 64)
@@ -34,7 +34,7 @@ export function registerSearch(program: Command): void {
     .action(async (query: string | undefined, opts: SearchOpts) => {
       if ((query === undefined) === (opts.queries === undefined)) throw new InputError('give either a query or --queries FILE', 'e.g. ragtrail search --index DIR "who wrote X"');
       if (opts.queries && !opts.out) throw new InputError('--queries needs --out FILE for the hits');
-      const retriever = await openRetriever(opts.index, { method: opts.method, token: opts.token, embedderOptions: { apiKey: opts.apiKey } });
+      const retriever = await openRetriever(opts.index, { method: opts.retrieval, token: opts.token, embedderOptions: { apiKey: opts.apiKey } });
       try {
         if (query !== undefined) {
           const hits = await retriever.search(query, opts.k);

@@ -8,7 +8,7 @@ interface ServeOpts {
   port: number;
   host: string;
   token?: string;
-  method?: SearchMethod;
+  retrieval?: SearchMethod;
   topk: number;
   apiKey?: string;
   quiet: boolean;
@@ -22,13 +22,13 @@ export function registerServeRetriever(program: Command): void {
     .option('--port <n>', 'port (0 picks a free one)', intArg(0, 65535), 8000)
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--token <token>', 'require Authorization: Bearer <token> (default: $RAGTRAIL_RETRIEVER_TOKEN if set)', process.env['RAGTRAIL_RETRIEVER_TOKEN'])
-    .option('--method <m>', 'bm25, dense or hybrid', choiceArg(['bm25', 'dense', 'hybrid'] as const))
+    .option('--retrieval <m>', 'bm25, dense or hybrid', choiceArg(['bm25', 'dense', 'hybrid'] as const))
     .option('--topk <n>', 'top-k when a request gives none', intArg(1, 1000), 3)
     .option('--api-key <key>', 'API key for an openai: embedder (default: $OPENAI_API_KEY)')
     .option('--quiet', 'do not log requests', false)
     .action(async (opts: ServeOpts) => {
       const manifest = readManifest(opts.index);
-      const retriever = await openRetriever(opts.index, { method: opts.method, embedderOptions: { apiKey: opts.apiKey } });
+      const retriever = await openRetriever(opts.index, { method: opts.retrieval, embedderOptions: { apiKey: opts.apiKey } });
       const server = createRetrievalServer(retriever, {
         token: opts.token,
         defaultTopk: opts.topk,

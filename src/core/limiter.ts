@@ -1,7 +1,32 @@
-/** A counting semaphore: at most `concurrency` tasks run at once, the rest wait in FIFO order. */
+/**
+ * A counting semaphore: at most `concurrency` tasks run at once; waiting tasks start lowest priority
+ * number first, then in arrival order. Long jobs give each unit of work (a question) its position as
+ * priority (see `withPriority`), so that earlier questions finish first and free the pipeline for new
+ * ones instead of all questions advancing in lockstep and finishing together in a long, idle tail.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+const priorityStore = new AsyncLocalStorage<number>();
+
+/** Runs `fn` with a priority that limiters see for every task started inside it (lower runs first). */
+export function withPriority<T>(priority: number, fn: () => Promise<T>): Promise<T> {
+  return priorityStore.run(priority, fn);
+}
+
+export function currentPriority(): number {
+  return priorityStore.getStore() ?? 0;
+}
+
+interface Waiter {
+  priority: number;
+  seq: number;
+  resolve: () => void;
+}
+
 export class Limiter {
   private active = 0;
-  private readonly queue: (() => void)[] = [];
+  private seq = 0;
+  private readonly heap: Waiter[] = [];
 
   constructor(readonly concurrency: number) {
     if (!(concurrency >= 1)) throw new RangeError(`concurrency must be at least 1, got ${concurrency}`);
@@ -12,17 +37,52 @@ export class Limiter {
   }
 
   get waiting(): number {
-    return this.queue.length;
+    return this.heap.length;
   }
 
-  async run<T>(task: () => Promise<T>): Promise<T> {
-    if (this.active >= this.concurrency) await new Promise<void>((resolve) => this.queue.push(resolve));
+  private less(a: Waiter, b: Waiter): boolean {
+    return a.priority < b.priority || (a.priority === b.priority && a.seq < b.seq);
+  }
+
+  private push(w: Waiter): void {
+    const h = this.heap;
+    h.push(w);
+    for (let i = h.length - 1; i > 0; ) {
+      const p = (i - 1) >> 1;
+      if (!this.less(h[i]!, h[p]!)) break;
+      [h[i], h[p]] = [h[p]!, h[i]!];
+      i = p;
+    }
+  }
+
+  private pop(): Waiter | undefined {
+    const h = this.heap;
+    const top = h[0];
+    const last = h.pop();
+    if (h.length > 0 && last) {
+      h[0] = last;
+      for (let i = 0; ; ) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < h.length && this.less(h[l]!, h[m]!)) m = l;
+        if (r < h.length && this.less(h[r]!, h[m]!)) m = r;
+        if (m === i) break;
+        [h[i], h[m]] = [h[m]!, h[i]!];
+        i = m;
+      }
+    }
+    return top;
+  }
+
+  async run<T>(task: () => Promise<T>, priority = currentPriority()): Promise<T> {
+    if (this.active >= this.concurrency) await new Promise<void>((resolve) => this.push({ priority, seq: this.seq++, resolve }));
     this.active++;
     try {
       return await task();
     } finally {
       this.active--;
-      this.queue.shift()?.();
+      this.pop()?.resolve();
     }
   }
 }

@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppendLog } from '../core/append-log.js';
 import { InputError } from '../core/errors.js';
+import { withPriority } from '../core/limiter.js';
 import { DirLock } from '../core/lock.js';
 import { Progress } from '../core/progress.js';
 import { Rng } from '../core/rng.js';
@@ -139,9 +140,10 @@ async function runLocked(opts: RunOptions): Promise<RunResult> {
   let next = 0;
   const worker = async () => {
     while (failure === undefined && next < todo.length) {
-      const q = todo[next++]!;
+      const index = next++;
+      const q = todo[index]!;
       try {
-        const t = await runEpisode(opts.env, opts.policy, q, opts);
+        const t = await withPriority(index, () => runEpisode(opts.env, opts.policy, q, opts));
         log.append(t);
         ran++;
         em += t.metrics?.em ?? 0;

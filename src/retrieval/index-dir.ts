@@ -143,11 +143,11 @@ export async function openRetriever(location: string, opts: OpenRetrieverOptions
   const method = opts.method ?? (manifest.bm25 ? 'bm25' : 'dense');
   const store = new DocStore(location);
   const bm25 = async () => {
-    if (!manifest.bm25) throw new InputError(`${location} has no BM25 index`, 'rebuild with --bm25, or search with --method dense');
+    if (!manifest.bm25) throw new InputError(`${location} has no BM25 index`, 'rebuild with --bm25, or search with --retrieval dense');
     return new Bm25Retriever(Bm25Index.open(join(location, 'bm25'), opts.bm25), store);
   };
   const dense = async () => {
-    if (!manifest.dense) throw new InputError(`${location} has no dense index`, 'rebuild with --dense --embedder SPEC, or search with --method bm25');
+    if (!manifest.dense) throw new InputError(`${location} has no dense index`, 'rebuild with --dense --embedder SPEC, or search with --retrieval bm25');
     const embedder = opts.embedder ?? (await createEmbedder(manifest.dense.embedder, opts.embedderOptions));
     return new DenseRetriever(await DenseIndex.open(join(location, 'dense'), opts.denseMode), embedder, store);
   };

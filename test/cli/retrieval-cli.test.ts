@@ -38,7 +38,7 @@ describe('retrieval commands', () => {
     const queries = join(tmp.dir, 'q.jsonl');
     writeFileSync(queries, ['{"id":"a","query":"Ed Wood film"}', '{"id":"b","query":"Woodson Arkansas census"}'].join('\n'));
     const out = join(tmp.dir, 'hits.jsonl');
-    const r = ragtrail('search', '--index', index, '--k', '2', '--queries', queries, '--out', out, '--method', 'hybrid');
+    const r = ragtrail('search', '--index', index, '--k', '2', '--queries', queries, '--out', out, '--retrieval', 'hybrid');
     assert.equal(r.status, 0, r.stderr);
     const lines = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     assert.deepEqual(lines.map((l) => l.id), ['a', 'b']);
@@ -50,7 +50,7 @@ describe('retrieval commands', () => {
   });
 
   it('rejects bad usage with one line', () => {
-    for (const args of [['search', '--index', index], ['search', '--index', join(tmp.dir, 'nope'), 'q'], ['index', 'build', '--corpus', join(tmp.dir, 'missing.jsonl'), '--out', join(tmp.dir, 'x')], ['search', '--index', index, '--method', 'magic', 'q']]) {
+    for (const args of [['search', '--index', index], ['search', '--index', join(tmp.dir, 'nope'), 'q'], ['index', 'build', '--corpus', join(tmp.dir, 'missing.jsonl'), '--out', join(tmp.dir, 'x')], ['search', '--index', index, '--retrieval', 'magic', 'q']]) {
       const r = ragtrail(...args);
       assert.equal(r.status, 2, args.join(' ') + r.stderr);
       assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);

@@ -131,3 +131,21 @@ describe('ragtrail reward', () => {
     assert.match(bad.stderr, /unknown reward scheme "lws"/);
   });
 });
+
+describe('ragtrail annotate', () => {
+  it('annotates offline with the sim policy, writes the fixed files, prints and re-prints the stats', () => {
+    const out = join(tmp.dir, 'annotation');
+    const r = ragtrail('annotate', '--method', 'mcts-spre', '--agent', 'reasonrag', '--policy', 'sim', '--index', index, '--dataset', join(world, 'questions.jsonl'), '--out', out, '--limit', '20', '--quiet');
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /mcts-spre with sim\(competence=0\.7\) \[non-LLM\] \(reasonrag\): 20 questions annotated/);
+    for (const row of ['questions (with pairs)', 'pairs', 'preferred side: actions by type', 'iterations avg / min / median / max', 'tokens per action', 'reward gap']) assert.ok(r.stdout.includes(row), row);
+    for (const f of ['trees.jsonl', 'pairs.jsonl', 'trl_preference.jsonl', 'trl_sft.jsonl', 'trl_stepwise.jsonl', 'prm_pairs.jsonl', 'stats.json']) assert.ok(readFileSync(join(out, f), 'utf8').length >= 0, f);
+    assert.equal(lines(join(out, 'trees.jsonl')).length, 20);
+    const stats = ragtrail('annotate', 'stats', out);
+    assert.equal(stats.status, 0, stats.stderr);
+    assert.match(stats.stdout, /method\s+mcts-spre/);
+    const rank = ragtrail('annotate', '--method', 'rank', '--agent', 'react', '--policy', 'sim', '--index', index, '--dataset', join(world, 'questions.jsonl'), '--out', join(tmp.dir, 'rank'), '--limit', '5');
+    assert.equal(rank.status, 2);
+    assert.match(rank.stderr, /--method rank needs --judge SPEC, or --rank-source rollout\|random/);
+  });
+});

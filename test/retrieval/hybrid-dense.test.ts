@@ -131,7 +131,7 @@ describe('index folder with BM25 and dense parts', () => {
     await assert.rejects(openRetriever(tmp.dir), /not a ragtrail index \(no index\.json\)/);
     const bm25only = join(tmp.dir, 'bm25only');
     await buildIndex(corpus, bm25only, { bm25: true, quiet: true });
-    await assert.rejects(openRetriever(bm25only, { method: 'dense' }), /has no dense index \(rebuild with --dense --embedder SPEC, or search with --method bm25\)/);
+    await assert.rejects(openRetriever(bm25only, { method: 'dense' }), /has no dense index \(rebuild with --dense --embedder SPEC, or search with --retrieval bm25\)/);
     await assert.rejects(buildIndex(join(tmp.dir, 'other.jsonl'), bm25only, { quiet: true }), /already holds an index of/);
   });
 });

@@ -1,0 +1,168 @@
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { InputError } from '../core/errors.js';
+import { createModel } from './setup.js';
+import { ANNOTATE_METHODS, type AnnotateMethod, annotate } from '../process/annotate.js';
+import type { AnnotationStats } from '../process/stats.js';
+import { applyConfigFile, requireOptions } from './config.js';
+import { choiceArg, intArg, numberArg } from './options.js';
+import { addAgentOptions, type AgentOpts, loadQuestions, nonLlmNote, setupAgent } from './setup.js';
+import { fixed, formatTable } from './table.js';
+
+interface AnnotateOpts extends AgentOpts {
+  method: AnnotateMethod;
+  out?: string;
+  judge?: string;
+  seed: number;
+  simulations?: number;
+  maxChildren?: number;
+  maxDepth: number;
+  c?: number;
+  rollouts: number;
+  alpha: number;
+  gamma: number;
+  reward: 'f1' | 'binary';
+  temperature?: number;
+  batch: number;
+  candidates: number;
+  rankSource?: 'judge' | 'rollout' | 'random';
+  minGap: number;
+  labelThreshold: number;
+  quiet: boolean;
+}
+
+export function printStats(s: AnnotationStats): void {
+  const types = (t: Record<string, number>) => `A ${t['A'] ?? 0} / Q ${t['Q'] ?? 0} / E ${t['E'] ?? 0}${t['X'] ? ` / invalid ${t['X']}` : ''}`;
+  const sum = (x: AnnotationStats['iterations']) => `${fixed(x.avg, 2)} / ${x.min} / ${x.median} / ${x.max}`;
+  console.log(
+    formatTable(['', 'value'], [
+      ['method', s.method],
+      ['questions (with pairs)', `${s.questions} (${s.questionsWithPairs})`],
+      ['trees reaching an answer / kept', String(s.kept)],
+      ['pairs', String(s.pairs)],
+      ['preferred side: actions by type', types(s.chosenTypes)],
+      ['rejected side: actions by type', types(s.rejectedTypes)],
+      ['iterations avg / min / median / max', sum(s.iterations)],
+      ['tree nodes avg / min / median / max', sum(s.nodes)],
+      ['tokens per action (chars / 4)', fixed(s.tokensPerAction, 1)],
+      ...(s.goldPreferred ? [['preferred side is the gold step', `${fixed(100 * s.goldPreferred.share, 1)}% of ${s.goldPreferred.pairs} pairs with one gold side`]] : []),
+    ]),
+  );
+  console.log('\nreward gap |ΔQ|');
+  const max = Math.max(1, ...s.gapHistogram.map((h) => h.count));
+  for (const h of s.gapHistogram) {
+    const label = (h.to === Infinity ? `> ${h.from}` : h.to === 1 ? `[${h.from}, 1]` : `[${h.from}, ${h.to})`).padEnd(13);
+    console.log(`${label} ${String(h.count).padStart(6)}  ${'#'.repeat(Math.round((40 * h.count) / max))}`);
+  }
+}
+
+export function registerAnnotate(program: Command): void {
+  const cmd = program
+    .command('annotate')
+    .description('process supervision: MCTS (ReasonRAG SPRE/judge, ProRAG PUCT) or RAG-Gym ranking → trees, pairs and TRL datasets');
+  addAgentOptions(cmd, { agent: 'reasonrag', concurrency: 8 })
+    .option('--method <m>', `${ANNOTATE_METHODS.join(', ')}`, choiceArg(ANNOTATE_METHODS), 'mcts-spre')
+    .option('--out <dir>', 'output folder (trees.jsonl, pairs.jsonl, trl_*.jsonl, prm_pairs.jsonl, stats.json); re-running resumes')
+    .option('--judge <spec>', 'judge model for mcts-judge and rank with the judge source')
+    .option('--seed <n>', 'seed of every sample', intArg(0), 0)
+    .option('--simulations <n>', 'MCTS iterations (ReasonRAG code 7, ProRAG 200)', intArg(1, 100_000))
+    .option('--max-children <n>', 'children per node (ReasonRAG 2, ProRAG 5)', intArg(1, 64))
+    .option('--max-depth <n>', 'steps below the root that may be expanded', intArg(1, 100), 10)
+    .option('--c <x>', 'exploration constant (UCT 1.414, PUCT 2.5)', numberArg(0, 100))
+    .option('--rollouts <k>', 'SPRE rollouts per node / rollouts per ranked candidate', intArg(1, 1000), 4)
+    .option('--alpha <a>', 'SPRE step decay α', numberArg(0.0001, 1), 0.9)
+    .option('--gamma <g>', 'PUCT backup decay per step', numberArg(0, 1), 0.99)
+    .option('--reward <r>', 'PUCT simulation reward: f1 (authors\' code) or binary', choiceArg(['f1', 'binary'] as const), 'f1')
+    .option('--temperature <t>', 'expansion sampling temperature (UCT 1.0, PUCT 0.9, rank 1.0)', numberArg(0, 10))
+    .option('--batch <n>', 'tree leaves evaluated concurrently per question', intArg(1, 256), 4)
+    .option('--candidates <n>', 'rank: candidate actions per step', intArg(2, 100), 10)
+    .option('--rank-source <s>', 'rank: judge (needs --judge), rollout (Math-Shepherd) or random', choiceArg(['judge', 'rollout', 'random'] as const))
+    .option('--min-gap <x>', 'pairs: smallest |ΔQ|', numberArg(0, 100), 0.01)
+    .option('--label-threshold <x>', 'stepwise labels and SFT steps: Q at or above this is good', numberArg(-100, 100), 0.5)
+    .option('--config <file>', 'JSON file of option values (command-line flags win)')
+    .option('--quiet', 'no progress line', false)
+    .hook('preAction', (c) => applyConfigFile(c))
+    .action(async (opts: AnnotateOpts, c: Command) => {
+      requireOptions(c, ['index', 'dataset', 'out']);
+      const rankSource = opts.rankSource ?? (opts.judge ? 'judge' : undefined);
+      if (opts.method === 'rank' && !rankSource) throw new InputError('--method rank needs --judge SPEC, or --rank-source rollout|random');
+      if ((opts.method === 'mcts-judge' || rankSource === 'judge') && !opts.judge) throw new InputError(`--method ${opts.method} needs --judge SPEC`);
+      const { protocol, policy, llm, retriever, env } = await setupAgent(opts);
+      const judge = opts.judge ? await createModel(opts.judge, opts) : undefined;
+      const questions = await loadQuestions(opts.dataset!, opts);
+      const note = nonLlmNote(policy);
+      if (note && !opts.quiet) console.error(note);
+      const config = {
+        method: opts.method,
+        agent: protocol.name,
+        policy: policy.name,
+        judge: opts.judge ?? null,
+        index: resolve(opts.index!),
+        dataset: resolve(opts.dataset!),
+        split: opts.split ?? null,
+        seed: opts.seed,
+        topK: env.config.topK,
+        maxTurns: env.config.maxTurns,
+        simulations: opts.simulations ?? null,
+        maxChildren: opts.maxChildren ?? null,
+        maxDepth: opts.maxDepth,
+        c: opts.c ?? null,
+        rollouts: opts.rollouts,
+        alpha: opts.alpha,
+        gamma: opts.gamma,
+        reward: opts.reward,
+        temperature: opts.temperature ?? null,
+        candidates: opts.candidates,
+        rankSource: rankSource ?? null,
+      };
+      const mcts = {
+        maxDepth: opts.maxDepth,
+        rollouts: opts.rollouts,
+        alpha: opts.alpha,
+        gamma: opts.gamma,
+        reward: opts.reward,
+        batch: opts.batch,
+        judge,
+        ...(opts.simulations !== undefined && { simulations: opts.simulations }),
+        ...(opts.maxChildren !== undefined && { maxChildren: opts.maxChildren }),
+        ...(opts.c !== undefined && { c: opts.c }),
+        ...(opts.temperature !== undefined && { temperature: opts.temperature, rolloutTemperature: opts.temperature }),
+      };
+      const rank = { candidates: opts.candidates, rollouts: opts.rollouts, judge, ...(rankSource && { source: rankSource }), ...(opts.temperature !== undefined && { temperature: opts.temperature }) };
+      const result = await annotate({
+        method: opts.method,
+        outDir: opts.out!,
+        env,
+        policy,
+        questions,
+        mcts,
+        rank,
+        concurrency: opts.concurrency,
+        minGap: opts.minGap,
+        labelThreshold: opts.labelThreshold,
+        config,
+        usage: llm ? () => llm.totals : undefined,
+        quiet: opts.quiet,
+      });
+      await llm?.close();
+      await judge?.close();
+      await retriever.close?.();
+      console.log(`${opts.method} with ${policy.name} (${protocol.name}): ${result.annotated} questions annotated, ${result.skipped} already done → ${opts.out}\n`);
+      printStats(result.stats);
+      if (llm) console.log(`\nllm: ${llm.totals.requests} requests (${llm.totals.cachedRequests} from cache)`);
+    });
+  cmd
+    .command('stats')
+    .description('print the RAG-ProGuide statistics table of an annotation folder')
+    .argument('<dir>', 'annotation folder')
+    .action((dir: string) => {
+      let stats: AnnotationStats;
+      try {
+        stats = JSON.parse(readFileSync(join(dir, 'stats.json'), 'utf8')) as AnnotationStats;
+      } catch {
+        throw new InputError(`${dir}: no readable stats.json`, 'run `ragtrail annotate` to completion first');
+      }
+      printStats(stats);
+    });
+}

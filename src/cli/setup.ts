@@ -1,0 +1,123 @@
+/** What `run` and `annotate` share: loading questions, building the policy, the environment and the retriever. */
+import type { Command } from 'commander';
+import { InputError } from '../core/errors.js';
+import type { Question } from '../core/types.js';
+import { loadDataset } from '../corpus/dataset.js';
+import { OraclePolicy } from '../agents/oracle.js';
+import { LlmPolicy, type Policy } from '../agents/policy.js';
+import { AGENT_NAMES, type Protocol } from '../agents/protocol.js';
+import { getProtocol } from '../agents/registry.js';
+import { SimPolicy } from '../agents/sim.js';
+import { RagEnv } from '../env/env.js';
+import { createLLM, LLM_SPEC_HELP } from '../llm/create.js';
+import type { MeteredLLM } from '../llm/middleware.js';
+import { openRetriever, type SearchMethod } from '../retrieval/index-dir.js';
+import type { Retriever } from '../retrieval/types.js';
+import { choiceArg, intArg, numberArg } from './options.js';
+
+export interface AgentOpts {
+  agent: string;
+  llm?: string;
+  policy?: 'sim' | 'oracle';
+  index?: string;
+  dataset?: string;
+  limit?: number;
+  split?: string;
+  concurrency: number;
+  maxTurns?: number;
+  maxSearches?: number;
+  topK?: number;
+  retrieval?: SearchMethod;
+  competence: number;
+  apiKey?: string;
+  llmMode: 'chat' | 'completion';
+  maxTokens?: number;
+  timeout: number;
+  cacheDir: string;
+  cache: boolean;
+  tracePrompts: boolean;
+  priceIn?: number;
+  priceOut?: number;
+  llmConcurrency?: number;
+}
+
+/** The options of an agent, its model or stand-in, and its environment. */
+export function addAgentOptions(cmd: Command, defaults: { agent: string; concurrency: number }): Command {
+  return cmd
+    .option('--agent <name>', `protocol: ${AGENT_NAMES.join(', ')}`, choiceArg(AGENT_NAMES), defaults.agent)
+    .option('--llm <spec>', `the model: ${LLM_SPEC_HELP}`)
+    .option('--policy <kind>', 'a non-LLM policy instead of --llm: sim (simulated imperfect agent) or oracle (follows the gold decomposition)', choiceArg(['sim', 'oracle'] as const))
+    .option('--index <dir|url>', 'index folder, or the URL of a /retrieve server')
+    .option('--dataset <file>', 'questions (any supported layout)')
+    .option('--limit <n>', 'first N questions only', intArg(1))
+    .option('--split <name>', 'only questions whose metadata.split is this (the synthetic world has train/dev/test)')
+    .option('--concurrency <n>', 'questions in flight at once', intArg(1, 4096), defaults.concurrency)
+    .option('--llm-concurrency <n>', 'model requests in flight at once (default: --concurrency)', intArg(1, 4096))
+    .option('--max-turns <n>', "agent steps before the answer is forced (default: the protocol's)", intArg(1, 100))
+    .option('--max-searches <n>', "searches allowed (default: the protocol's)", intArg(0, 100))
+    .option('--top-k <n>', "documents per search (default: the protocol's)", intArg(1, 100))
+    .option('--retrieval <m>', 'retrieval: bm25, dense or hybrid (RRF); default bm25 when the index has it', choiceArg(['bm25', 'dense', 'hybrid'] as const))
+    .option('--competence <c>', 'sim policy: probability of taking the gold step', numberArg(0, 1), 0.7)
+    .option('--api-key <key>', 'API key (default: $OPENAI_API_KEY)')
+    .option('--llm-mode <mode>', 'chat (/chat/completions) or completion (/completions, for base models)', choiceArg(['chat', 'completion'] as const), 'chat')
+    .option('--max-tokens <n>', "completion budget per call (default: the protocol's)", intArg(1))
+    .option('--timeout <seconds>', 'per-request timeout', numberArg(1, 86_400), 120)
+    .option('--cache-dir <dir>', 'on-disk response cache shared by runs', '.ragtrail-cache')
+    .option('--no-cache', 'do not read or write the response cache')
+    .option('--no-trace-prompts', "do not keep each step's prompt in the trajectories")
+    .option('--price-in <usd>', 'dollars per million prompt tokens, for the cost line', numberArg(0, 1e6))
+    .option('--price-out <usd>', 'dollars per million completion tokens', numberArg(0, 1e6));
+}
+
+export async function loadQuestions(dataset: string, opts: { split?: string; limit?: number }): Promise<Question[]> {
+  const questions: Question[] = [];
+  for await (const q of loadDataset(dataset)) {
+    if (opts.split && q.metadata?.['split'] !== opts.split) continue;
+    questions.push(q);
+    if (opts.limit && questions.length >= opts.limit) break;
+  }
+  if (questions.length === 0) throw new InputError(`${dataset}: no questions${opts.split ? ` in split "${opts.split}"` : ''}`);
+  return questions;
+}
+
+export async function createModel(spec: string, opts: AgentOpts): Promise<MeteredLLM> {
+  return createLLM(spec, {
+    apiKey: opts.apiKey,
+    mode: opts.llmMode,
+    timeoutMs: opts.timeout * 1000,
+    concurrency: opts.llmConcurrency ?? opts.concurrency,
+    cacheDir: opts.cache ? opts.cacheDir : undefined,
+    prices: opts.priceIn !== undefined || opts.priceOut !== undefined ? { inputPerM: opts.priceIn ?? 0, outputPerM: opts.priceOut ?? 0 } : undefined,
+  });
+}
+
+export interface AgentSetup {
+  protocol: Protocol;
+  policy: Policy;
+  llm?: MeteredLLM;
+  retriever: Retriever;
+  env: RagEnv;
+}
+
+export async function setupAgent(opts: AgentOpts): Promise<AgentSetup> {
+  if (!opts.llm === !opts.policy) throw new InputError('give exactly one of --llm SPEC or --policy sim|oracle', 'e.g. --llm openai:http://127.0.0.1:8000/v1#model, or --policy sim to run offline');
+  const protocol = getProtocol(opts.agent);
+  let llm: MeteredLLM | undefined;
+  let policy: Policy;
+  if (opts.llm) {
+    llm = await createModel(opts.llm, opts);
+    policy = new LlmPolicy(protocol, llm, { maxTokens: opts.maxTokens, tracePrompts: opts.tracePrompts });
+  } else if (opts.policy === 'sim') {
+    policy = new SimPolicy(protocol, opts.competence);
+  } else {
+    policy = new OraclePolicy(protocol);
+  }
+  const retriever = await openRetriever(opts.index!, { method: opts.retrieval, embedderOptions: { apiKey: opts.apiKey } });
+  const d = protocol.defaults;
+  const env = new RagEnv({ retriever, topK: opts.topK ?? d.topK, maxTurns: opts.maxTurns ?? d.maxTurns, maxSearches: opts.maxSearches ?? d.maxSearches });
+  return { protocol, policy, llm, retriever, env };
+}
+
+export function nonLlmNote(policy: Policy): string | undefined {
+  return policy.kind === 'llm' ? undefined : `note: policy ${policy.name} is a non-LLM stand-in; its numbers measure the pipeline, not a language model`;
+}

@@ -1,0 +1,184 @@
+/**
+ * The annotation pipeline (`ragtrail annotate`): one tree per question — MCTS (ReasonRAG UCT with
+ * SPRE or judge values, ProRAG PUCT) or RAG-Gym ranking — checkpointed to `trees.jsonl` as each
+ * question finishes; a re-run skips finished questions and, every sample being seeded and every
+ * deterministic call cached, rebuilds the rest identically. Then the derived files, written in dataset
+ * order so that they do not depend on which question finished first: pairs.jsonl, trl_preference.jsonl,
+ * trl_sft.jsonl, trl_stepwise.jsonl, prm_pairs.jsonl, stats.json.
+ */
+import { mkdirSync, readFileSync, existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { AppendLog } from '../core/append-log.js';
+import { InputError } from '../core/errors.js';
+import { writeJsonl, readJsonl } from '../core/io.js';
+import { withPriority } from '../core/limiter.js';
+import { DirLock } from '../core/lock.js';
+import { Progress } from '../core/progress.js';
+import type { Question } from '../core/types.js';
+import type { Action } from '../core/trajectory.js';
+import { OraclePolicy } from '../agents/oracle.js';
+import type { Policy, ProposeOptions } from '../agents/policy.js';
+import type { Move, RagEnv, State } from '../env/env.js';
+import type { UsageTotals } from '../llm/middleware.js';
+import { preferenceExample, prmPair, sftExamples, stepwiseExamples } from './export.js';
+import { Mcts, type MctsOptions, PUCT_DEFAULTS, UCT_DEFAULTS } from './mcts.js';
+import { minePairs, type Pair } from './mine.js';
+import { annotateByRanking, RANK_DEFAULTS, type RankOptions } from './rank.js';
+import { annotationStats, type AnnotationStats } from './stats.js';
+import { saveTree, type SavedTree } from './tree.js';
+
+export const ANNOTATE_METHODS = ['mcts-spre', 'mcts-judge', 'mcts-puct', 'rank'] as const;
+export type AnnotateMethod = (typeof ANNOTATE_METHODS)[number];
+
+export const OUTPUT_FILES = ['trees.jsonl', 'pairs.jsonl', 'trl_preference.jsonl', 'trl_sft.jsonl', 'trl_stepwise.jsonl', 'prm_pairs.jsonl', 'stats.json'] as const;
+
+export interface AnnotateOptions {
+  method: AnnotateMethod;
+  outDir: string;
+  env: RagEnv;
+  policy: Policy;
+  questions: readonly Question[];
+  mcts?: Partial<MctsOptions>;
+  rank?: Partial<RankOptions>;
+  /** Questions annotated at once (default 8). */
+  concurrency?: number;
+  /** Pair filter: smallest |ΔQ| (0.01). */
+  minGap?: number;
+  /** Q at or above which a step is labelled good (stepwise) or kept for SFT (0.5). */
+  labelThreshold?: number;
+  /** Settings recorded in annotate.json and checked on resume. */
+  config: Record<string, unknown>;
+  usage?: () => UsageTotals;
+  quiet?: boolean;
+}
+
+/** Counts calls and nodes for the progress line without touching the policy. */
+class CountingPolicy implements Policy {
+  calls = 0;
+  get name() {
+    return this.inner.name;
+  }
+  get kind() {
+    return this.inner.kind;
+  }
+  get protocol() {
+    return this.inner.protocol;
+  }
+  constructor(private readonly inner: Policy) {}
+  propose(state: State, opts?: ProposeOptions): Promise<Move[]> {
+    this.calls++;
+    return this.inner.propose(state, opts);
+  }
+}
+
+export async function annotateQuestion(opts: Pick<AnnotateOptions, 'method' | 'env' | 'policy' | 'mcts' | 'rank'>, question: Question, seed: number): Promise<SavedTree> {
+  const root = opts.env.reset(question);
+  const info = { id: question.id, question, method: opts.method, agent: opts.policy.protocol.name, policy: opts.policy.name, seed };
+  if (opts.method === 'rank') {
+    const r = await annotateByRanking(opts.env, opts.policy, root, { ...RANK_DEFAULTS, ...opts.rank, seed });
+    return saveTree(r.tree, { ...info, iterations: r.steps, kept: r.kept, meta: { policyCalls: r.policyCalls, malformedRankings: r.malformedRankings } });
+  }
+  const base = opts.method === 'mcts-puct' ? PUCT_DEFAULTS : UCT_DEFAULTS;
+  const mcts = new Mcts(opts.env, opts.policy, root, { ...base, ...opts.mcts, value: opts.method === 'mcts-judge' ? 'judge' : 'spre', seed });
+  const tree = await mcts.run();
+  return saveTree(tree, { ...info, iterations: mcts.stats.iterations, kept: tree.root.answered, meta: { expansions: mcts.stats.expansions, policyCalls: mcts.stats.policyCalls } });
+}
+
+function checkConfig(path: string, config: Record<string, unknown>): void {
+  if (!existsSync(path)) {
+    writeFileSync(path, JSON.stringify(config, null, 2) + '\n');
+    return;
+  }
+  const before = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+  for (const key of Object.keys(config)) {
+    if (JSON.stringify(before[key]) !== JSON.stringify(config[key])) {
+      throw new InputError(`${path}: this annotation was made with ${key}=${JSON.stringify(before[key])}, not ${JSON.stringify(config[key])}`, 'use another --out folder, or the same settings to resume');
+    }
+  }
+}
+
+export interface AnnotateResult {
+  annotated: number;
+  skipped: number;
+  stats: AnnotationStats;
+}
+
+export async function annotate(opts: AnnotateOptions): Promise<AnnotateResult> {
+  mkdirSync(opts.outDir, { recursive: true });
+  const lock = DirLock.acquire(join(opts.outDir, '.lock'), `annotation folder ${opts.outDir}`);
+  try {
+    checkConfig(join(opts.outDir, 'annotate.json'), opts.config);
+    const log = AppendLog.open<SavedTree>(join(opts.outDir, 'trees.jsonl'));
+    const todo = opts.questions.filter((q) => !log.has(q.id));
+    const skipped = opts.questions.length - todo.length;
+    const policy = new CountingPolicy(opts.policy);
+    const progress = new Progress('annotate', { unit: 'questions', total: todo.length, quiet: opts.quiet });
+    const seed = Number(opts.config['seed'] ?? 0);
+    let nodes = 0;
+    let failure: unknown;
+    let next = 0;
+    const note = () => {
+      const u = opts.usage?.();
+      return `${nodes} nodes, ${policy.calls} policy calls${u ? `, ${u.requests} LLM calls (${u.cachedRequests} cached)` : ''}`;
+    };
+    const worker = async () => {
+      while (failure === undefined && next < todo.length) {
+        const index = next++;
+        const q = todo[index]!;
+        try {
+          // Earlier questions' model calls go first, so questions finish in turn rather than all at the end.
+          const tree = await withPriority(index, () => annotateQuestion({ ...opts, policy }, q, seed));
+          log.append(tree);
+          nodes += tree.nodes.length;
+          progress.tick(1, note());
+        } catch (e) {
+          failure ??= e;
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, opts.concurrency ?? 8) }, worker));
+    log.close();
+    progress.finish(note());
+    if (failure !== undefined) throw failure;
+    const stats = await deriveOutputs(opts.outDir, opts.questions, { minGap: opts.minGap ?? 0.01, labelThreshold: opts.labelThreshold ?? 0.5, gold: goldFor(opts.policy) });
+    return { annotated: todo.length, skipped, stats };
+  } finally {
+    lock.release();
+  }
+}
+
+/** The oracle's action, as the gold step, where the data has a plan (for the gold-preferred share). */
+function goldFor(policy: Policy): (state: State) => Action | undefined {
+  const oracle = new OraclePolicy(policy.protocol);
+  return (state) => (state.question.decomposition?.length || state.question.supporting?.length ? oracle.act(state) : undefined);
+}
+
+export async function readTrees(outDir: string): Promise<SavedTree[]> {
+  const trees: SavedTree[] = [];
+  for await (const { value } of readJsonl(join(outDir, 'trees.jsonl'))) trees.push(value as SavedTree);
+  return trees;
+}
+
+/** Writes the pair and trainer files from trees.jsonl, in dataset order. */
+export async function deriveOutputs(
+  outDir: string,
+  questions: readonly Question[] | undefined,
+  opts: { minGap: number; labelThreshold: number; gold?: (state: State) => Action | undefined },
+): Promise<AnnotationStats> {
+  const order = new Map((questions ?? []).map((q, i) => [q.id, i]));
+  const trees = (await readTrees(outDir)).sort((a, b) => (order.get(a.id) ?? Infinity) - (order.get(b.id) ?? Infinity) || a.id.localeCompare(b.id));
+  const pairs: Pair[] = [];
+  const perTree = trees.map((t) => {
+    const p = minePairs(t, { minGap: opts.minGap });
+    pairs.push(...p);
+    return { tree: t, pairs: p };
+  });
+  await writeJsonl(join(outDir, 'pairs.jsonl'), pairs);
+  await writeJsonl(join(outDir, 'trl_preference.jsonl'), perTree.flatMap(({ tree, pairs: p }) => p.map((x) => preferenceExample(tree, x))));
+  await writeJsonl(join(outDir, 'trl_sft.jsonl'), trees.flatMap((t) => sftExamples(t, opts.labelThreshold)));
+  await writeJsonl(join(outDir, 'trl_stepwise.jsonl'), trees.filter((t) => t.method !== 'rank' || t.kept).flatMap((t) => stepwiseExamples(t, opts.labelThreshold)));
+  await writeJsonl(join(outDir, 'prm_pairs.jsonl'), perTree.flatMap(({ tree, pairs: p }) => p.map((x) => prmPair(tree, x))));
+  const stats = annotationStats(trees, pairs, opts.gold);
+  writeFileSync(join(outDir, 'stats.json'), JSON.stringify(stats, null, 2) + '\n');
+  return stats;
+}

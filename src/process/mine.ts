@@ -1,0 +1,91 @@
+/**
+ * Preference pairs from annotated trees (SPEC §5). Search trees (MCTS): sibling steps under the same
+ * parent, preferred = higher Q, kept when |ΔQ| ≥ 0.01 and the texts differ; branches that never reached
+ * an answer are pruned first; a pair whose preferred side is not a query, evidence or answer is dropped
+ * (ReasonRAG's code). Ranking trees (RAG-Gym): at each step the best candidate against each candidate
+ * whose reward 1/(1+rank) is below 0.5, for kept (correct) trajectories only.
+ */
+import type { Action } from '../core/trajectory.js';
+import { actionLetter, type SavedNode, type SavedTree, sameAction } from './tree.js';
+
+export interface PairSide {
+  node: number;
+  action: Action;
+  raw: string;
+  type: 'A' | 'Q' | 'E' | 'X';
+  q: number;
+  n: number;
+}
+
+export interface Pair {
+  /** `${questionId}:${parent}:${chosen}:${rejected}` */
+  id: string;
+  questionId: string;
+  method: string;
+  /** Node the two steps branch from, and its depth (number of prior steps). */
+  parent: number;
+  depth: number;
+  chosen: PairSide;
+  rejected: PairSide;
+  /** Q(chosen) − Q(rejected). */
+  gap: number;
+}
+
+export interface MineOptions {
+  /** Smallest |ΔQ| kept (0.01). */
+  minGap: number;
+}
+
+function side(n: SavedNode): PairSide {
+  return { node: n.id, action: n.step!.action, raw: n.step!.raw, type: actionLetter(n.step!.action.type), q: n.Q, n: n.N };
+}
+
+function distinct(a: SavedNode, b: SavedNode): boolean {
+  return a.step!.raw.trim() !== b.step!.raw.trim() && !sameAction(a.step!.action, b.step!.action);
+}
+
+export function minePairs(tree: SavedTree, opts: MineOptions = { minGap: 0.01 }): Pair[] {
+  const byParent = new Map<number, SavedNode[]>();
+  for (const n of tree.nodes) {
+    if (n.parent < 0 || !n.step) continue;
+    const list = byParent.get(n.parent) ?? [];
+    list.push(n);
+    byParent.set(n.parent, list);
+  }
+  const depthOf = new Map(tree.nodes.map((n) => [n.id, n.depth]));
+  const pairs: Pair[] = [];
+  const make = (parent: number, c: SavedNode, r: SavedNode): Pair => ({
+    id: `${tree.id}:${parent}:${c.id}:${r.id}`,
+    questionId: tree.id,
+    method: tree.method,
+    parent,
+    depth: depthOf.get(parent) ?? 0,
+    chosen: side(c),
+    rejected: side(r),
+    gap: c.Q - r.Q,
+  });
+  for (const [parent, siblings] of byParent) {
+    if (tree.method === 'rank') {
+      if (!tree.kept) continue;
+      const best = siblings.find((s) => s.rank === 0);
+      if (!best) continue;
+      for (const other of siblings) {
+        if (other === best || other.rank === undefined || 1 / (1 + other.rank) >= 0.5 || !distinct(best, other)) continue;
+        if (actionLetter(best.step!.action.type) === 'X') continue;
+        pairs.push(make(parent, best, other));
+      }
+      continue;
+    }
+    const live = siblings.filter((s) => s.answered && s.N > 0);
+    for (let i = 0; i < live.length; i++) {
+      for (let j = i + 1; j < live.length; j++) {
+        const [a, b] = [live[i]!, live[j]!];
+        if (Math.abs(a.Q - b.Q) < opts.minGap || !distinct(a, b)) continue;
+        const [c, r] = a.Q > b.Q ? [a, b] : [b, a];
+        if (actionLetter(c.step!.action.type) === 'X') continue;
+        pairs.push(make(parent, c, r));
+      }
+    }
+  }
+  return pairs.sort((x, y) => x.parent - y.parent || x.chosen.node - y.chosen.node || x.rejected.node - y.rejected.node);
+}

@@ -1,0 +1,87 @@
+/**
+ * Node values for search trees:
+ *  - rollouts: complete the episode from a state with the policy and score the answer;
+ *  - SPRE (ReasonRAG eq. 1): Q = (1/k) Σ_i F1(rollout_i) · α^{steps(rollout_i)};
+ *  - judge value (ReasonRAG eq. 6): a harsh judge grades the partial process against the gold answer
+ *    from 0 to 100 ("So the score is X"), rescaled to [0, 1].
+ */
+import type { State } from '../env/env.js';
+import type { RagEnv } from '../env/env.js';
+import type { Policy } from '../agents/policy.js';
+import { f1Score } from '../eval/metrics.js';
+import { spreValue } from '../rewards/outcome.js';
+import type { LLM } from '../llm/types.js';
+import { Rng } from '../core/rng.js';
+
+export interface Rollout {
+  prediction: string;
+  /** Total steps of the completed trajectory (from the root). */
+  steps: number;
+  /** F1 of the answer against the gold answers. */
+  score: number;
+  /** An answer was produced (not an empty forced answer). */
+  answered: boolean;
+}
+
+export function seedFor(...parts: (string | number)[]): number {
+  return new Rng(parts.join('/')).nextUint32() & 0x7fffffff;
+}
+
+/** Completes the episode from `state` with the policy (one action per step, seeded). */
+export async function rollout(env: RagEnv, policy: Policy, state: State, opts: { temperature: number; seed: number }): Promise<Rollout> {
+  let s = state;
+  const limit = s.steps.length + env.config.maxTurns + 2;
+  while (!s.done && s.steps.length < limit) {
+    const [move] = await policy.propose(s, { n: 1, temperature: opts.temperature, seed: seedFor(opts.seed, s.steps.length) });
+    if (!move) break;
+    s = (await env.step(s, move)).state;
+  }
+  const last = s.steps[s.steps.length - 1];
+  const prediction = last?.action.type === 'answer' ? last.action.answer : '';
+  return { prediction, steps: s.steps.length, score: f1Score(prediction, s.question.answers).f1, answered: prediction.trim() !== '' };
+}
+
+/** SPRE value of a state from k rollouts run concurrently (ReasonRAG eq. 1). */
+export async function spre(env: RagEnv, policy: Policy, state: State, opts: { k: number; alpha: number; temperature: number; seed: number }): Promise<{ value: number; rollouts: Rollout[] }> {
+  if (state.done) {
+    // A finished state is its own (only) rollout.
+    const last = state.steps[state.steps.length - 1]!;
+    const prediction = last.action.type === 'answer' ? last.action.answer : '';
+    const r: Rollout = { prediction, steps: state.steps.length, score: f1Score(prediction, state.question.answers).f1, answered: prediction.trim() !== '' };
+    return { value: spreValue([r], opts.alpha), rollouts: [r] };
+  }
+  const rollouts = await Promise.all(Array.from({ length: opts.k }, (_, i) => rollout(env, policy, state, { temperature: opts.temperature, seed: seedFor(opts.seed, 'rollout', i) })));
+  return { value: spreValue(rollouts, opts.alpha), rollouts };
+}
+
+/** The partial process as plain text, for the judge. */
+export function describeProcess(state: State): string {
+  if (state.steps.length === 0) return '(no steps yet)';
+  return state.steps
+    .map((s, i) => {
+      const a = s.action;
+      const head = `Step ${i + 1}: `;
+      if (a.type === 'search') return `${head}searched for "${a.query}" and found: ${(s.docs ?? []).map((d) => d.title).join('; ') || 'nothing'}`;
+      if (a.type === 'extract') return `${head}noted the evidence "${a.evidence}"`;
+      if (a.type === 'answer') return `${head}answered "${a.answer}"`;
+      return `${head}produced text that did not follow the format`;
+    })
+    .join('\n');
+}
+
+export function judgeValuePrompt(state: State): string {
+  return `You are a strict grader of partial reasoning. An agent is answering a question by searching a knowledge base; below is what it has done so far, and the correct answer.\n\nQuestion: ${state.question.question}\nCorrect answer: ${state.question.answers.join(' / ')}\n\nSteps so far:\n${describeProcess(state)}\n\nPoint out every flaw: searches that cannot lead to the answer, wrong entities, repeated or wasted steps, conclusions the evidence does not support. Then grade how likely this process is to end in the correct answer, from 0 (hopeless) to 100 (certain), and be harsh. Finish with the sentence "So the score is X", where X is the grade.`;
+}
+
+/** "So the score is X" → X / 100, clamped; undefined when the reply has no grade. */
+export function parseJudgeValue(text: string): number | undefined {
+  const m = [...text.matchAll(/score is\s*[:=]?\s*(\d+(?:\.\d+)?)/gi)].pop();
+  if (!m) return undefined;
+  return Math.min(1, Math.max(0, Number(m[1]) / 100));
+}
+
+export async function judgeValue(llm: LLM, state: State): Promise<{ value: number; malformed: boolean }> {
+  const res = await llm.generate({ messages: [{ role: 'user', content: judgeValuePrompt(state) }], temperature: 0, maxTokens: 512 });
+  const v = parseJudgeValue(res.choices[0]?.text ?? '');
+  return v === undefined ? { value: 0, malformed: true } : { value: v, malformed: false };
+}
