@@ -52,7 +52,7 @@ export function printStats(s: AnnotationStats): void {
   console.log('\nreward gap |ΔQ|');
   const max = Math.max(1, ...s.gapHistogram.map((h) => h.count));
   for (const h of s.gapHistogram) {
-    const label = (h.to === Infinity ? `> ${h.from}` : h.to === 1 ? `[${h.from}, 1]` : `[${h.from}, ${h.to})`).padEnd(13);
+    const label = (h.to === null ? `> ${h.from}` : h.to === 1 ? `[${h.from}, 1]` : `[${h.from}, ${h.to})`).padEnd(13);
     console.log(`${label} ${String(h.count).padStart(6)}  ${'#'.repeat(Math.round((40 * h.count) / max))}`);
   }
 }

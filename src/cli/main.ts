@@ -7,8 +7,10 @@ import { Command, CommanderError } from 'commander';
 import { InputError } from '../core/errors.js';
 import { registerAnnotate } from './annotate.js';
 import { registerCorpus } from './corpus.js';
+import { registerEval } from './eval.js';
 import { registerImport } from './import.js';
 import { registerIndex } from './index-cmd.js';
+import { registerPrm } from './prm.js';
 import { registerReward } from './reward.js';
 import { registerRun } from './run.js';
 import { registerSearch } from './search.js';
@@ -33,6 +35,8 @@ export function buildProgram(): Command {
   registerImport(program);
   registerReward(program);
   registerAnnotate(program);
+  registerPrm(program);
+  registerEval(program);
   return program;
 }
 

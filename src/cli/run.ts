@@ -1,14 +1,19 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { InputError } from '../core/errors.js';
 import { runQuestions } from '../eval/run.js';
+import { PRM_SPEC_HELP } from '../prm/select.js';
 import { applyConfigFile, requireOptions } from './config.js';
-import { intArg, numberArg } from './options.js';
+import { choiceArg, intArg, numberArg } from './options.js';
 import { addAgentOptions, type AgentOpts, loadQuestions, nonLlmNote, setupAgent } from './setup.js';
 import { fixed, formatTable } from './table.js';
 
 interface RunOpts extends AgentOpts {
   out?: string;
-  temperature: number;
+  select: 'greedy' | 'prm' | 'vote';
+  prm?: string;
+  n: number;
+  temperature?: number;
   seed: number;
   quiet: boolean;
 }
@@ -19,14 +24,18 @@ export function registerRun(program: Command): void {
     .description('run an agent over a dataset: RUN/trajectories.jsonl (one line per question, resumable) and RUN/summary.json');
   addAgentOptions(cmd, { agent: 'search-r1', concurrency: 4 })
     .option('--out <dir>', 'run folder (re-running the same command resumes it)')
-    .option('--temperature <t>', 'sampling temperature', numberArg(0, 10), 0)
+    .option('--select <how>', 'action selection: greedy (one sample a step), prm (best of --n by --prm, RAG-Gym Alg. 1) or vote (self-consistency over --n episodes)', choiceArg(['greedy', 'prm', 'vote'] as const), 'greedy')
+    .option('--prm <spec>', `process reward model for --select prm: ${PRM_SPEC_HELP}`)
+    .option('--n <n>', 'candidates per step (prm) or episodes (vote)', intArg(1, 1000), 10)
+    .option('--temperature <t>', 'sampling temperature (default 0 for greedy, 1.0 for prm and vote)', numberArg(0, 10))
     .option('--seed <n>', 'run seed (each step is sampled with a seed derived from it)', intArg(0), 0)
     .option('--config <file>', 'JSON file of option values (command-line flags win)')
     .option('--quiet', 'no progress line', false)
     .hook('preAction', (c) => applyConfigFile(c))
     .action(async (opts: RunOpts, c: Command) => {
       requireOptions(c, ['index', 'dataset', 'out']);
-      const { protocol, policy, llm, retriever, env } = await setupAgent(opts);
+      if (opts.select === 'prm' && !opts.prm) throw new InputError('--select prm needs --prm SPEC', `e.g. --prm runs/prm.json (${PRM_SPEC_HELP})`);
+      const { protocol, llm, retriever, env, policy, temperature, vote } = await setupAgent(opts, { select: opts.select, prm: opts.prm, n: opts.n, temperature: opts.temperature });
       const questions = await loadQuestions(opts.dataset!, opts);
       const note = nonLlmNote(policy);
       if (note && !opts.quiet) console.error(note);
@@ -40,7 +49,10 @@ export function registerRun(program: Command): void {
         maxTurns: env.config.maxTurns,
         maxSearches: env.maxSearches,
         retrieval: opts.retrieval ?? null,
-        temperature: opts.temperature,
+        select: opts.select,
+        prm: opts.select === 'prm' ? resolve(opts.prm!) : null,
+        n: opts.select === 'greedy' ? null : opts.n,
+        temperature,
         seed: opts.seed,
       };
       const { summary, ran, skipped } = await runQuestions({
@@ -49,8 +61,9 @@ export function registerRun(program: Command): void {
         policy,
         questions,
         concurrency: opts.concurrency,
-        temperature: opts.temperature,
+        temperature,
         seed: opts.seed,
+        vote,
         config,
         usage: llm ? () => llm.totals : undefined,
         quiet: opts.quiet,

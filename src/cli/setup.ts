@@ -3,13 +3,11 @@ import type { Command } from 'commander';
 import { InputError } from '../core/errors.js';
 import type { Question } from '../core/types.js';
 import { loadDataset } from '../corpus/dataset.js';
-import { OraclePolicy } from '../agents/oracle.js';
-import { LlmPolicy, type Policy } from '../agents/policy.js';
+import type { Policy } from '../agents/policy.js';
 import { AGENT_NAMES, type Protocol } from '../agents/protocol.js';
 import { getProtocol } from '../agents/registry.js';
-import { SimPolicy } from '../agents/sim.js';
-import { RagEnv } from '../env/env.js';
-import { createLLM, LLM_SPEC_HELP } from '../llm/create.js';
+import { type BuiltSystem, buildSystem, type SystemSpec } from '../eval/systems.js';
+import { createLLM, LLM_SPEC_HELP, type LLMOptions } from '../llm/create.js';
 import type { MeteredLLM } from '../llm/middleware.js';
 import { openRetriever, type SearchMethod } from '../retrieval/index-dir.js';
 import type { Retriever } from '../retrieval/types.js';
@@ -80,42 +78,40 @@ export async function loadQuestions(dataset: string, opts: { split?: string; lim
   return questions;
 }
 
-export async function createModel(spec: string, opts: AgentOpts): Promise<MeteredLLM> {
-  return createLLM(spec, {
+export function llmOptions(opts: AgentOpts): LLMOptions {
+  return {
     apiKey: opts.apiKey,
     mode: opts.llmMode,
     timeoutMs: opts.timeout * 1000,
     concurrency: opts.llmConcurrency ?? opts.concurrency,
     cacheDir: opts.cache ? opts.cacheDir : undefined,
     prices: opts.priceIn !== undefined || opts.priceOut !== undefined ? { inputPerM: opts.priceIn ?? 0, outputPerM: opts.priceOut ?? 0 } : undefined,
-  });
+  };
 }
 
-export interface AgentSetup {
+export async function createModel(spec: string, opts: AgentOpts): Promise<MeteredLLM> {
+  return createLLM(spec, llmOptions(opts));
+}
+
+export interface AgentSetup extends BuiltSystem {
   protocol: Protocol;
-  policy: Policy;
-  llm?: MeteredLLM;
   retriever: Retriever;
-  env: RagEnv;
 }
 
-export async function setupAgent(opts: AgentOpts): Promise<AgentSetup> {
-  if (!opts.llm === !opts.policy) throw new InputError('give exactly one of --llm SPEC or --policy sim|oracle', 'e.g. --llm openai:http://127.0.0.1:8000/v1#model, or --policy sim to run offline');
+/** The agent of `run` / `annotate` from its flags: policy (with its selection method) and environment. */
+export async function setupAgent(opts: AgentOpts, selection: Pick<SystemSpec, 'select' | 'prm' | 'n' | 'temperature'> = {}): Promise<AgentSetup> {
   const protocol = getProtocol(opts.agent);
-  let llm: MeteredLLM | undefined;
-  let policy: Policy;
-  if (opts.llm) {
-    llm = await createModel(opts.llm, opts);
-    policy = new LlmPolicy(protocol, llm, { maxTokens: opts.maxTokens, tracePrompts: opts.tracePrompts });
-  } else if (opts.policy === 'sim') {
-    policy = new SimPolicy(protocol, opts.competence);
-  } else {
-    policy = new OraclePolicy(protocol);
-  }
+  if (!opts.llm === !opts.policy) throw new InputError('give exactly one of --llm SPEC or --policy sim|oracle', 'e.g. --llm openai:http://127.0.0.1:8000/v1#model, or --policy sim to run offline');
   const retriever = await openRetriever(opts.index!, { method: opts.retrieval, embedderOptions: { apiKey: opts.apiKey } });
-  const d = protocol.defaults;
-  const env = new RagEnv({ retriever, topK: opts.topK ?? d.topK, maxTurns: opts.maxTurns ?? d.maxTurns, maxSearches: opts.maxSearches ?? d.maxSearches });
-  return { protocol, policy, llm, retriever, env };
+  const built = await buildSystem(
+    {
+      agent: opts.agent, llm: opts.llm, policy: opts.policy, competence: opts.competence, maxTurns: opts.maxTurns, maxSearches: opts.maxSearches,
+      topK: opts.topK, maxTokens: opts.maxTokens, tracePrompts: opts.tracePrompts, ...selection,
+    },
+    retriever,
+    llmOptions(opts),
+  );
+  return { ...built, protocol, retriever };
 }
 
 export function nonLlmNote(policy: Policy): string | undefined {

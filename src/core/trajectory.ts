@@ -56,6 +56,8 @@ export interface Step {
   retrievalMs?: number;
   /** Log-probability of the generated text, when the backend reports it. */
   logprob?: number;
+  /** How many candidates a selector (PRM best-of-N) chose this step among, and its score. */
+  selection?: { candidates: number; score: number };
 }
 
 export interface Trajectory {

@@ -43,6 +43,8 @@ export interface Move {
   forced?: boolean;
   /** The text did not follow the protocol although an action was recovered from it (a format failure). */
   formatError?: string;
+  /** Chosen among candidates by a selector (PRM best-of-N). */
+  selection?: { candidates: number; score: number };
 }
 
 export interface StepResult {
@@ -74,6 +76,7 @@ export class RagEnv {
     if (move.logprob !== undefined) step.logprob = move.logprob;
     if (move.forced || state.mustAnswer) step.forced = true;
     if (move.formatError) step.formatError = move.formatError;
+    if (move.selection) step.selection = move.selection;
     let searchesLeft = state.searchesLeft;
     if (action.type === 'search') {
       if (searchesLeft <= 0 || state.mustAnswer) {

@@ -17,6 +17,7 @@ import type { Trajectory } from '../core/trajectory.js';
 import type { Policy } from '../agents/policy.js';
 import type { RagEnv, State } from '../env/env.js';
 import type { UsageTotals } from '../llm/middleware.js';
+import { normalizeAnswer } from '../core/text.js';
 import { readTrajectories, type RunSummary, scoreTrajectory, summarize } from './trajectories.js';
 
 export interface EpisodeOptions {
@@ -78,6 +79,32 @@ export async function runEpisode(env: RagEnv, policy: Policy, question: Question
   return toTrajectory(state, policy, performance.now() - t0);
 }
 
+/**
+ * Self-consistency (the "vote" baseline of PRM-guided selection): n episodes sampled at a temperature,
+ * the most frequent normalised answer wins (ties: the earliest). The trajectory kept is the first
+ * episode that gave it; usage and latency add up over all n, and meta.vote records the counts.
+ */
+export async function runVotedEpisode(env: RagEnv, policy: Policy, question: Question, opts: { n: number; temperature: number; seed?: number }): Promise<Trajectory> {
+  const samples: Trajectory[] = [];
+  for (let k = 0; k < opts.n; k++) samples.push(await runEpisode(env, policy, question, { temperature: opts.temperature, seed: (opts.seed ?? 0) * 1009 + k }));
+  const counts = new Map<string, number>();
+  for (const t of samples) {
+    const key = normalizeAnswer(t.prediction);
+    if (key) counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  let winner = '';
+  for (const [k, c] of counts) if (c > (counts.get(winner) ?? 0)) winner = k;
+  const chosen = samples.find((t) => normalizeAnswer(t.prediction) === winner) ?? samples[0]!;
+  const usage = samples.reduce((u, t) => ({ promptTokens: u.promptTokens + t.usage.promptTokens, completionTokens: u.completionTokens + t.usage.completionTokens, requests: u.requests + t.usage.requests }), { promptTokens: 0, completionTokens: 0, requests: 0 });
+  return {
+    ...chosen,
+    policy: `${policy.name} + vote of ${opts.n}`,
+    usage,
+    latencyMs: samples.reduce((s, t) => s + t.latencyMs, 0),
+    meta: { ...chosen.meta, vote: { n: opts.n, counts: Object.fromEntries(counts), retrievalCountAllSamples: samples.reduce((s, t) => s + t.retrievalCount, 0) } },
+  };
+}
+
 export interface RunOptions extends EpisodeOptions {
   outDir: string;
   env: RagEnv;
@@ -89,6 +116,8 @@ export interface RunOptions extends EpisodeOptions {
   config: Record<string, unknown>;
   /** LLM usage of this session, added to the summary. */
   usage?: () => UsageTotals;
+  /** Self-consistency instead of single episodes. */
+  vote?: { n: number; temperature: number };
   quiet?: boolean;
 }
 
@@ -143,7 +172,9 @@ async function runLocked(opts: RunOptions): Promise<RunResult> {
       const index = next++;
       const q = todo[index]!;
       try {
-        const t = await withPriority(index, () => runEpisode(opts.env, opts.policy, q, opts));
+        const t = await withPriority(index, () =>
+          opts.vote ? runVotedEpisode(opts.env, opts.policy, q, { ...opts.vote, seed: opts.seed }) : runEpisode(opts.env, opts.policy, q, opts),
+        );
         log.append(t);
         ran++;
         em += t.metrics?.em ?? 0;

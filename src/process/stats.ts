@@ -30,7 +30,8 @@ export interface AnnotationStats {
   nodes: Summary;
   /** Approximate tokens of an action's text (characters / 4). */
   tokensPerAction: number;
-  gapHistogram: { from: number; to: number; count: number }[];
+  /** Bins [from, to); `to` null for the open last bin. */
+  gapHistogram: { from: number; to: number | null; count: number }[];
   /** Share of pairs, among those where exactly one side is the gold step, whose preferred side is. */
   goldPreferred?: { pairs: number; share: number };
 }
@@ -47,11 +48,11 @@ const BINS = [0.01, 0.05, 0.1, 0.2, 0.4, 0.7, 1, Infinity];
 export function annotationStats(trees: readonly SavedTree[], pairs: readonly Pair[], gold?: (state: State) => Action | undefined): AnnotationStats {
   const count = (xs: string[]) => xs.reduce<Record<string, number>>((m, x) => ((m[x] = (m[x] ?? 0) + 1), m), { A: 0, Q: 0, E: 0 });
   const texts = pairs.flatMap((p) => [p.chosen.raw, p.rejected.raw]);
-  const hist = BINS.slice(0, -1).map((from, i) => ({ from, to: BINS[i + 1]!, count: 0 }));
+  const hist = BINS.slice(0, -1).map((from, i) => ({ from, to: BINS[i + 1] === Infinity ? null : BINS[i + 1]!, count: 0 }));
   for (const p of pairs) {
     const g = Math.abs(p.gap);
-    // The last finite bin includes 1 (F1-based values are at most 1 apart).
-    const bin = hist.find((h) => g >= h.from && (g < h.to || (h.to === 1 && g === 1)));
+    // The bin ending at 1 includes 1 (F1-based values are at most 1 apart).
+    const bin = hist.find((h) => g >= h.from && (h.to === null || g < h.to || (h.to === 1 && g === 1)));
     if (bin) bin.count++;
   }
   const stats: AnnotationStats = {

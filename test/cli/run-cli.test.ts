@@ -149,3 +149,33 @@ describe('ragtrail annotate', () => {
     assert.match(rank.stderr, /--method rank needs --judge SPEC, or --rank-source rollout\|random/);
   });
 });
+
+describe('ragtrail prm, run --select, eval', () => {
+  it('trains a PRM on mined pairs, evaluates it as JSON, and guides a run with it', () => {
+    const ann = join(tmp.dir, 'puct');
+    assert.equal(ragtrail('annotate', '--method', 'mcts-puct', '--agent', 'search-r1', '--policy', 'sim', '--simulations', '20', '--index', index, '--dataset', join(world, 'questions.jsonl'), '--split', 'train', '--limit', '60', '--out', ann, '--quiet').status, 0);
+    const model = join(tmp.dir, 'prm.json');
+    const tr = ragtrail('prm', 'train', '--pairs', join(ann, 'prm_pairs.jsonl'), '--out', model);
+    assert.equal(tr.status, 0, tr.stderr);
+    assert.match(tr.stdout, /Bradley–Terry loss: 0\.6931 at start \(ln 2\) → \d\.\d{4} after 30 epochs/);
+    const ev = ragtrail('prm', 'eval', '--model', model, '--pairs', join(ann, 'prm_pairs.jsonl'), '--json');
+    assert.equal(ev.status, 0, ev.stderr);
+    const e = JSON.parse(ev.stdout);
+    assert.deepEqual(Object.keys(e), ['n', 'accuracy', 'by_type']);
+    assert.ok(e.accuracy > 0.5);
+    const run = ragtrail('run', '--agent', 'search-r1', '--policy', 'sim', '--select', 'prm', '--prm', model, '--n', '5', '--index', index, '--dataset', join(world, 'questions.jsonl'), '--limit', '10', '--out', join(tmp.dir, 'prm-run'), '--quiet');
+    assert.equal(run.status, 0, run.stderr);
+    const ts = lines(join(tmp.dir, 'prm-run', 'trajectories.jsonl'));
+    assert.ok(ts.every((t) => t.policy.includes('best-of-5 by prm(linear')));
+    assert.ok(ts.some((t) => t.steps.some((s: { selection?: unknown }) => s.selection)));
+    assert.equal(ragtrail('run', '--agent', 'search-r1', '--policy', 'sim', '--select', 'prm', '--index', index, '--dataset', join(world, 'questions.jsonl'), '--out', join(tmp.dir, 'x2')).status, 2);
+  });
+
+  it('eval from flags: agents × selection methods, tables printed', () => {
+    const r = ragtrail('eval', '--index', index, '--dataset', `world=${join(world, 'questions.jsonl')}`, '--limit', '20', '--policy', 'sim', '--agent', 'search-r1', '--select', 'greedy,vote', '--n', '3', '--out', join(tmp.dir, 'eval'));
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /\| search-r1-greedy \|/);
+    assert.match(r.stdout, /\| search-r1-vote \|/);
+    assert.match(r.stdout, /report\.html/);
+  });
+});

@@ -1,0 +1,86 @@
+import { readFileSync } from 'node:fs';
+import { basename, join, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { InputError } from '../core/errors.js';
+import { AGENT_NAMES } from '../agents/protocol.js';
+import { type EvalConfig, readEvalConfig, runEval } from '../eval/harness.js';
+import type { SelectMethod } from '../eval/systems.js';
+import { LLM_SPEC_HELP } from '../llm/create.js';
+import { PRM_SPEC_HELP } from '../prm/select.js';
+import { choiceArg, collect, intArg, numberArg } from './options.js';
+
+interface EvalOpts {
+  config?: string;
+  out?: string;
+  index?: string;
+  dataset: string[];
+  split?: string;
+  limit?: number;
+  agent: string[];
+  llm?: string;
+  policy?: 'sim' | 'oracle';
+  competence?: number;
+  select: string;
+  prm?: string;
+  n?: number;
+  baseline?: string;
+  judge?: string;
+  concurrency?: number;
+  seed?: number;
+}
+
+/** The config the flags describe: every agent × every selection method, on every dataset. */
+function configFromFlags(o: EvalOpts): EvalConfig {
+  if (!o.index || !o.out || o.dataset.length === 0) throw new InputError('give --config FILE, or --index, --dataset and --out', 'see `ragtrail eval --help`');
+  if (!o.llm === !o.policy) throw new InputError('give exactly one of --llm SPEC or --policy sim|oracle');
+  const agents = o.agent.length ? o.agent : ['search-r1'];
+  for (const a of agents) if (!(AGENT_NAMES as readonly string[]).includes(a)) throw new InputError(`unknown agent "${a}"`, `choose from ${AGENT_NAMES.join(', ')}`);
+  const selects = o.select.split(',').map((s) => s.trim()) as SelectMethod[];
+  for (const s of selects) if (!['greedy', 'prm', 'vote'].includes(s)) throw new InputError(`--select: unknown method "${s}"`, 'use greedy, prm and/or vote, comma-separated');
+  const systems = agents.flatMap((agent) => selects.map((select) => ({ name: `${agent}-${select}`, agent, select, llm: o.llm, policy: o.policy, competence: o.competence, prm: o.prm, n: o.n })));
+  return {
+    index: o.index,
+    out: o.out,
+    datasets: o.dataset.map((d) => {
+      const eq = d.indexOf('=');
+      const [name, path] = eq > 0 ? [d.slice(0, eq), d.slice(eq + 1)] : [basename(d).replace(/\.(jsonl?|json)(\.gz)?$/, ''), d];
+      return { name, path, split: o.split, limit: o.limit };
+    }),
+    systems,
+    baseline: o.baseline ?? systems[0]!.name,
+    judge: o.judge,
+    concurrency: o.concurrency,
+    seed: o.seed,
+  };
+}
+
+export function registerEval(program: Command): void {
+  program
+    .command('eval')
+    .description('evaluate systems (agent × model/policy × selection) on datasets over one index: results.json, results.md, report.html')
+    .option('--config <file>', 'eval config (JSON); see the README for its fields')
+    .option('--out <dir>', 'output folder (overrides the config\'s)')
+    .option('--index <dir|url>', 'without --config: the index')
+    .option('--dataset <[name=]file>', 'without --config: a dataset (repeatable)', collect, [])
+    .option('--split <name>', 'without --config: only questions of this split')
+    .option('--limit <n>', 'without --config: first N questions of each dataset', intArg(1))
+    .option('--agent <name>', 'without --config: an agent protocol (repeatable)', collect, [])
+    .option('--llm <spec>', `without --config: the model, ${LLM_SPEC_HELP}`)
+    .option('--policy <kind>', 'without --config: sim or oracle instead of --llm', choiceArg(['sim', 'oracle'] as const))
+    .option('--competence <c>', 'sim competence', numberArg(0, 1))
+    .option('--select <list>', 'without --config: selection methods, comma-separated (greedy,prm,vote)', 'greedy')
+    .option('--prm <spec>', `PRM for prm selection: ${PRM_SPEC_HELP}`)
+    .option('--n <n>', 'candidates (prm) or episodes (vote)', intArg(1, 1000))
+    .option('--baseline <name>', 'system the others are tested against (default: the first)')
+    .option('--judge <spec>', 'judge model for the LLM-as-judge metric')
+    .option('--concurrency <n>', 'questions in flight', intArg(1, 4096))
+    .option('--seed <n>', 'run seed', intArg(0))
+    .action(async (o: EvalOpts) => {
+      const config = o.config ? readEvalConfig(o.config) : configFromFlags(o);
+      if (o.out) config.out = resolve(o.out);
+      const t0 = performance.now();
+      const results = await runEval(config, (m) => console.error(`… ${m}`));
+      console.log(readFileSync(join(config.out, 'results.md'), 'utf8').split('\n## Details')[0]!.trimEnd());
+      console.log(`\n${results.cells.length} cells in ${((performance.now() - t0) / 1000).toFixed(1)} s → ${join(config.out, 'results.json')}, results.md, report.html`);
+    });
+}

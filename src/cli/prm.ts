@@ -1,0 +1,66 @@
+import type { Command } from 'commander';
+import { InputError } from '../core/errors.js';
+import { EMBEDDER_SPEC_HELP } from '../retrieval/embedders/embedder.js';
+import { readPrmPairs, TrainedPRM, trainPrm } from '../prm/trained.js';
+import { choiceArg, intArg, numberArg } from './options.js';
+import { fixed, formatTable } from './table.js';
+
+interface TrainOpts {
+  pairs: string;
+  out: string;
+  embedder: string;
+  model: 'linear' | 'mlp';
+  hidden: number;
+  epochs: number;
+  lr?: number;
+  l2?: number;
+  holdout: number;
+  seed: number;
+}
+
+export function registerPrm(program: Command): void {
+  const prm = program.command('prm').description('process reward models trained in TypeScript on mined pairs (Bradley–Terry)');
+  prm
+    .command('train')
+    .description('train a PRM on prm_pairs.jsonl from `ragtrail annotate`; a share of questions is held out and scored')
+    .requiredOption('--pairs <file>', 'prm_pairs.jsonl')
+    .requiredOption('--out <file>', 'model file to write (JSON)')
+    .option('--embedder <spec>', `embedder for the similarity features: ${EMBEDDER_SPEC_HELP}`, 'hash:512')
+    .option('--model <kind>', 'linear or mlp (one tanh hidden layer)', choiceArg(['linear', 'mlp'] as const), 'linear')
+    .option('--hidden <n>', 'MLP hidden units', intArg(1, 4096), 32)
+    .option('--epochs <n>', 'passes over the pairs', intArg(1, 100_000), 30)
+    .option('--lr <x>', 'Adam learning rate (default 0.01 linear, 0.003 MLP)', numberArg(1e-7, 10))
+    .option('--l2 <x>', 'weight decay (default 1e-4 linear, 1e-3 MLP)', numberArg(0, 10))
+    .option('--holdout <x>', 'share of questions held out for evaluation', numberArg(0, 0.9), 0.2)
+    .option('--seed <n>', 'seed of the split, the initialisation and the batches', intArg(0), 0)
+    .action(async (opts: TrainOpts) => {
+      const pairs = await readPrmPairs(opts.pairs);
+      if (pairs.length === 0) throw new InputError(`${opts.pairs}: no pairs`, 'annotate more questions first');
+      const { prm, heldOut, initialLoss } = await trainPrm(pairs, { embedder: opts.embedder, kind: opts.model, hidden: opts.hidden, epochs: opts.epochs, lr: opts.lr, l2: opts.l2, holdout: opts.holdout, seed: opts.seed });
+      prm.save(opts.out);
+      const t = prm.saved.training;
+      console.log(`trained a ${opts.model} PRM on ${t.pairs} pairs (${heldOut.length} held out) → ${opts.out}`);
+      console.log(`Bradley–Terry loss: ${fixed(initialLoss)} at start (ln 2) → ${fixed(t.losses[t.losses.length - 1] ?? NaN)} after ${t.losses.length} epochs; train pair accuracy ${fixed(t.trainAccuracy)}`);
+      if (heldOut.length) {
+        const e = await prm.evaluate(heldOut);
+        console.log(`held-out pair accuracy ${fixed(e.accuracy)} on ${e.n} pairs`);
+        console.log(formatTable(['preferred type', 'pairs', 'accuracy'], Object.entries(e.by_type).map(([k, v]) => [k, v.n, fixed(v.accuracy)])));
+      }
+    });
+  prm
+    .command('eval')
+    .description('pair accuracy of a trained PRM: the share of pairs where it scores the preferred side higher')
+    .requiredOption('--model <file>', 'model file from `ragtrail prm train`')
+    .requiredOption('--pairs <file>', 'prm_pairs.jsonl (e.g. from another split)')
+    .option('--json', 'print one JSON object {n, accuracy, by_type}', false)
+    .action(async (opts: { model: string; pairs: string; json: boolean }) => {
+      const prm = await TrainedPRM.load(opts.model);
+      const e = await prm.evaluate(await readPrmPairs(opts.pairs));
+      if (opts.json) {
+        console.log(JSON.stringify({ n: e.n, accuracy: e.accuracy, by_type: e.by_type }));
+        return;
+      }
+      console.log(`${opts.model} on ${opts.pairs}: pair accuracy ${fixed(e.accuracy)} over ${e.n} pairs (mean BT loss ${fixed(e.loss)})`);
+      console.log(formatTable(['preferred type', 'pairs', 'accuracy'], Object.entries(e.by_type).map(([k, v]) => [k, v.n, fixed(v.accuracy)])));
+    });
+}

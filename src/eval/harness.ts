@@ -1,0 +1,225 @@
+/**
+ * The evaluation harness (`ragtrail eval --config eval.json`): every system × dataset over one index,
+ * as resumable runs (`OUT/runs/<system>__<dataset>/`, reused when re-run), then per cell EM / F1 / Acc
+ * with 95% bootstrap CIs, the LLM judge when configured, retrieval count, format and (ARENA) relevance
+ * scores, F1 by number of retrieval steps, and paired t-tests and paired bootstraps against a named
+ * baseline on the same questions. Writes results.json, results.md and report.html.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { InputError } from '../core/errors.js';
+import type { Question } from '../core/types.js';
+import type { Trajectory } from '../core/trajectory.js';
+import { loadDataset } from '../corpus/dataset.js';
+import { createLLM } from '../llm/create.js';
+import { TrainedPRM, readPrmPairs, type PairEval } from '../prm/trained.js';
+import type { AnnotationStats } from '../process/stats.js';
+import { openRetriever, type SearchMethod } from '../retrieval/index-dir.js';
+import { goldReferenceNumbers, referenceIds, relevanceReward } from '../rewards/arena.js';
+import { Judge } from '../rewards/judge.js';
+import { runQuestions } from './run.js';
+import { bootstrapCI, type MeanCI, pairedBootstrap, pairedTTest } from './stats.js';
+import { buildSystem, type SystemSpec } from './systems.js';
+import { readTrajectories } from './trajectories.js';
+import { writeReport } from './report.js';
+
+export interface DatasetSpec {
+  name: string;
+  path: string;
+  split?: string;
+  limit?: number;
+}
+
+export interface EvalConfig {
+  index: string;
+  out: string;
+  datasets: DatasetSpec[];
+  systems: (SystemSpec & { name: string })[];
+  /** Name of the system the others are tested against. */
+  baseline?: string;
+  /** Judge model for the LLM-as-judge metric. */
+  judge?: string;
+  /** A trained PRM and held-out pairs: pair accuracy by action type in the report. */
+  prm?: { model: string; pairs: string };
+  /** An annotation folder: its reward-gap histogram in the report. */
+  annotation?: string;
+  retrieval?: SearchMethod;
+  concurrency?: number;
+  seed?: number;
+  cacheDir?: string;
+  apiKey?: string;
+}
+
+export interface Cell {
+  system: string;
+  dataset: string;
+  n: number;
+  em: MeanCI;
+  f1: MeanCI;
+  acc: MeanCI;
+  judge?: MeanCI;
+  retrievalCount: number;
+  /** Share of questions without a format failure. */
+  format: number;
+  /** ARENA: mean relevance reward of the cited references. */
+  relevance?: number;
+  /** Mean F1 of the questions answered after k searches (k = 0 … 5+). */
+  f1ByRetrievals: { rc: string; n: number; f1: number }[];
+  tokensPerQuestion: number;
+  vsBaseline?: Record<'em' | 'f1', { diff: number; t: number; pT: number; low: number; high: number; pBoot: number }>;
+}
+
+export interface EvalResults {
+  config: EvalConfig;
+  cells: Cell[];
+  prm?: PairEval & { model: string; pairs: string };
+  annotation?: AnnotationStats;
+  createdAt: string;
+}
+
+/** Reads and checks an eval config; paths are taken relative to the config file. */
+export function readEvalConfig(path: string): EvalConfig {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (e) {
+    throw new InputError(`${path}: ${e instanceof SyntaxError ? 'not valid JSON' : 'cannot be read'}`, 'see the eval config example in the README');
+  }
+  const base = resolve(path, '..');
+  const c = raw as Partial<EvalConfig>;
+  const need = (ok: boolean, field: string, what: string) => {
+    if (!ok) throw new InputError(`${path}: "${field}" ${what}`, 'see the eval config example in the README');
+  };
+  need(typeof c.index === 'string', 'index', 'must name the index folder');
+  need(typeof c.out === 'string', 'out', 'must name the output folder');
+  need(Array.isArray(c.datasets) && c.datasets.length > 0 && c.datasets.every((d) => typeof d?.name === 'string' && typeof d?.path === 'string'), 'datasets', 'must be a non-empty list of {name, path, split?, limit?}');
+  need(Array.isArray(c.systems) && c.systems.length > 0 && c.systems.every((s) => typeof s?.name === 'string' && typeof s?.agent === 'string'), 'systems', 'must be a non-empty list of {name, agent, llm | policy, select?, …}');
+  const names = c.systems!.map((s) => s.name);
+  need(new Set(names).size === names.length, 'systems', 'must have distinct names');
+  need(c.baseline === undefined || names.includes(c.baseline), 'baseline', `must be one of the systems (${names.join(', ')})`);
+  const abs = (p: string) => resolve(base, p);
+  return {
+    ...(c as EvalConfig),
+    index: /^https?:\/\//.test(c.index!) ? c.index! : abs(c.index!),
+    out: abs(c.out!),
+    datasets: c.datasets!.map((d) => ({ ...d, path: abs(d.path) })),
+    systems: c.systems!.map((s) => ({ ...s, ...(s.prm && !s.prm.includes(':') ? { prm: abs(s.prm) } : {}) })),
+    ...(c.prm ? { prm: { model: abs(c.prm.model), pairs: abs(c.prm.pairs) } } : {}),
+    ...(c.annotation ? { annotation: abs(c.annotation) } : {}),
+  };
+}
+
+async function questionsOf(d: DatasetSpec): Promise<Question[]> {
+  const out: Question[] = [];
+  for await (const q of loadDataset(d.path)) {
+    if (d.split && q.metadata?.['split'] !== d.split) continue;
+    out.push(q);
+    if (d.limit && out.length >= d.limit) break;
+  }
+  if (out.length === 0) throw new InputError(`dataset "${d.name}" (${d.path}) has no questions${d.split ? ` in split ${d.split}` : ''}`);
+  return out;
+}
+
+function f1ByRetrievals(ts: readonly Trajectory[]): Cell['f1ByRetrievals'] {
+  const buckets = ['0', '1', '2', '3', '4', '5+'];
+  return buckets.map((rc, i) => {
+    const sel = ts.filter((t) => (i === 5 ? t.retrievalCount >= 5 : t.retrievalCount === i));
+    return { rc, n: sel.length, f1: sel.length ? sel.reduce((s, t) => s + (t.metrics?.f1 ?? 0), 0) / sel.length : 0 };
+  });
+}
+
+function arenaRelevance(t: Trajectory): number {
+  const meta = t.meta ?? {};
+  const supporting = Array.isArray(meta['supporting']) ? (meta['supporting'] as string[]) : [];
+  const contextIds = Array.isArray(meta['contextIds']) ? (meta['contextIds'] as string[]) : undefined;
+  const answer = [...t.steps].reverse().find((s) => s.action.type === 'answer');
+  const cited = answer?.action.type === 'answer' ? answer.action.citations : undefined;
+  return relevanceReward(cited, goldReferenceNumbers(referenceIds(t, contextIds), supporting));
+}
+
+export interface EvalProgress {
+  (message: string): void;
+}
+
+export async function runEval(config: EvalConfig, log: EvalProgress = () => {}): Promise<EvalResults> {
+  mkdirSync(config.out, { recursive: true });
+  const retriever = await openRetriever(config.index, { method: config.retrieval, embedderOptions: { apiKey: config.apiKey } });
+  const llmOptions = { apiKey: config.apiKey, cacheDir: config.cacheDir ?? join(config.out, '.cache'), concurrency: config.concurrency ?? 8 };
+  const judge = config.judge ? new Judge(await createLLM(config.judge, llmOptions)) : undefined;
+  const cells: Cell[] = [];
+  const perQuestion = new Map<string, Map<string, { em: number; f1: number }>>();
+  for (const d of config.datasets) {
+    const questions = await questionsOf(d);
+    for (const s of config.systems) {
+      const built = await buildSystem({ tracePrompts: false, ...s }, retriever, llmOptions);
+      const dir = join(config.out, 'runs', `${s.name}__${d.name}`.replace(/[^A-Za-z0-9_.-]+/g, '_'));
+      log(`${s.name} on ${d.name}: ${built.policy.name}`);
+      await runQuestions({
+        outDir: dir,
+        env: built.env,
+        policy: built.policy,
+        questions,
+        concurrency: config.concurrency ?? 8,
+        temperature: built.temperature,
+        seed: config.seed ?? 0,
+        vote: built.vote,
+        config: { system: s, dataset: d, index: config.index, seed: config.seed ?? 0 },
+        usage: built.llm ? () => built.llm!.totals : undefined,
+        quiet: true,
+      });
+      await built.llm?.close();
+      const wanted = new Set(questions.map((q) => q.id));
+      const ts = (await readTrajectories(dir)).filter((t) => wanted.has(t.id));
+      const cell: Cell = {
+        system: s.name,
+        dataset: d.name,
+        n: ts.length,
+        em: bootstrapCI(ts.map((t) => t.metrics!.em), { seed: config.seed ?? 0 }),
+        f1: bootstrapCI(ts.map((t) => t.metrics!.f1), { seed: config.seed ?? 0 }),
+        acc: bootstrapCI(ts.map((t) => t.metrics!.acc), { seed: config.seed ?? 0 }),
+        retrievalCount: ts.reduce((x, t) => x + t.retrievalCount, 0) / Math.max(1, ts.length),
+        format: ts.filter((t) => t.formatFailures === 0).length / Math.max(1, ts.length),
+        f1ByRetrievals: f1ByRetrievals(ts),
+        tokensPerQuestion: ts.reduce((x, t) => x + t.usage.promptTokens + t.usage.completionTokens, 0) / Math.max(1, ts.length),
+      };
+      if (s.agent === 'arena') cell.relevance = ts.reduce((x, t) => x + arenaRelevance(t), 0) / Math.max(1, ts.length);
+      if (judge) {
+        const v: number[] = [];
+        for (const t of ts) v.push((await judge.verdict(t.question, t.answers, t.prediction)).correct ? 1 : 0);
+        cell.judge = bootstrapCI(v, { seed: config.seed ?? 0 });
+      }
+      cells.push(cell);
+      perQuestion.set(`${s.name}\u0000${d.name}`, new Map(ts.map((t) => [t.id, { em: t.metrics!.em, f1: t.metrics!.f1 }])));
+    }
+  }
+  if (config.baseline) {
+    for (const cell of cells) {
+      if (cell.system === config.baseline) continue;
+      const a = perQuestion.get(`${cell.system}\u0000${cell.dataset}`)!;
+      const b = perQuestion.get(`${config.baseline}\u0000${cell.dataset}`)!;
+      const ids = [...a.keys()].filter((id) => b.has(id));
+      cell.vsBaseline = {} as NonNullable<Cell['vsBaseline']>;
+      for (const m of ['em', 'f1'] as const) {
+        const xa = ids.map((id) => a.get(id)![m]);
+        const xb = ids.map((id) => b.get(id)![m]);
+        const t = pairedTTest(xa, xb);
+        const bs = pairedBootstrap(xa, xb, { seed: config.seed ?? 0 });
+        cell.vsBaseline[m] = { diff: t.meanDiff, t: t.t, pT: t.p, low: bs.low, high: bs.high, pBoot: bs.p };
+      }
+    }
+  }
+  const results: EvalResults = { config, cells, createdAt: new Date().toISOString() };
+  if (config.prm) {
+    const prm = await TrainedPRM.load(config.prm.model);
+    results.prm = { ...(await prm.evaluate(await readPrmPairs(config.prm.pairs))), model: config.prm.model, pairs: config.prm.pairs };
+  }
+  if (config.annotation) {
+    const path = join(config.annotation, 'stats.json');
+    if (!existsSync(path)) throw new InputError(`${config.annotation}: no stats.json`, 'point "annotation" at a finished `ragtrail annotate` folder');
+    results.annotation = JSON.parse(readFileSync(path, 'utf8')) as AnnotationStats;
+  }
+  await retriever.close?.();
+  writeFileSync(join(config.out, 'results.json'), JSON.stringify(results, null, 2) + '\n');
+  writeReport(config.out, results);
+  return results;
+}

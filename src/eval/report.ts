@@ -1,0 +1,133 @@
+/**
+ * The evaluation report: `results.md` (the papers' main-table shape — systems down, datasets across,
+ * EM and F1 with their average, * marking p < 0.05 against the baseline — then the process metrics)
+ * and `report.html`, one self-contained file (inline CSS and SVG, no scripts, nothing fetched) with the
+ * same tables and the plots: accuracy against retrieval count (LWS Fig. 1), F1 by number of retrieval
+ * steps (ReasonRAG Fig. 6), PRM pair accuracy by action type, and the reward-gap histogram.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Cell, EvalResults } from './harness.js';
+import { barChart, scatterChart } from './svg.js';
+
+const pct = (x: number) => (100 * x).toFixed(1);
+const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+function cellOf(r: EvalResults, system: string, dataset: string): Cell | undefined {
+  return r.cells.find((c) => c.system === system && c.dataset === dataset);
+}
+
+function star(c: Cell | undefined, m: 'em' | 'f1'): string {
+  const v = c?.vsBaseline?.[m];
+  return v && v.pT < 0.05 ? '*' : '';
+}
+
+/** Rows of the main table: per dataset EM / F1 (%), then the averages. */
+function mainRows(r: EvalResults): string[][] {
+  const systems = r.config.systems.map((s) => s.name);
+  const datasets = r.config.datasets.map((d) => d.name);
+  return systems.map((s) => {
+    const cells = datasets.map((d) => cellOf(r, s, d));
+    const avg = (m: 'em' | 'f1') => cells.reduce((x, c) => x + (c?.[m].mean ?? 0), 0) / Math.max(1, cells.length);
+    return [s, ...cells.flatMap((c) => [c ? `${pct(c.em.mean)}${star(c, 'em')}` : '–', c ? `${pct(c.f1.mean)}${star(c, 'f1')}` : '–']), pct(avg('em')), pct(avg('f1'))];
+  });
+}
+
+function detailRows(r: EvalResults): string[][] {
+  return r.cells.map((c) => [
+    c.system,
+    c.dataset,
+    String(c.n),
+    `${pct(c.em.mean)} [${pct(c.em.low)}, ${pct(c.em.high)}]`,
+    `${pct(c.f1.mean)} [${pct(c.f1.low)}, ${pct(c.f1.high)}]`,
+    `${pct(c.acc.mean)} [${pct(c.acc.low)}, ${pct(c.acc.high)}]`,
+    c.judge ? `${pct(c.judge.mean)} [${pct(c.judge.low)}, ${pct(c.judge.high)}]` : '–',
+    c.retrievalCount.toFixed(2),
+    pct(c.format),
+    c.relevance === undefined ? '–' : pct(c.relevance),
+    c.tokensPerQuestion.toFixed(0),
+  ]);
+}
+
+function testRows(r: EvalResults): string[][] {
+  return r.cells
+    .filter((c) => c.vsBaseline)
+    .flatMap((c) =>
+      (['em', 'f1'] as const).map((m) => {
+        const v = c.vsBaseline![m];
+        return [c.system, c.dataset, m.toUpperCase(), `${v.diff >= 0 ? '+' : ''}${pct(v.diff)}`, v.t.toFixed(2), v.pT.toFixed(4), `[${pct(v.low)}, ${pct(v.high)}]`, v.pBoot.toFixed(4)];
+      }),
+    );
+}
+
+const DETAIL_HEAD = ['system', 'dataset', 'n', 'EM [95% CI]', 'F1 [95% CI]', 'Acc [95% CI]', 'judge', 'RC', 'format %', 'relevance %', 'tokens/q'];
+const TEST_HEAD = ['system', 'dataset', 'metric', 'Δ vs baseline', 't', 'p (t-test)', 'bootstrap 95% CI of Δ', 'p (bootstrap)'];
+
+function mdTable(head: string[], rows: string[][]): string {
+  return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+}
+
+function htmlTable(head: string[], rows: string[][], groupHead?: string[]): string {
+  const g = groupHead ? `<tr>${groupHead.map((h, i) => (i === 0 ? '<th></th>' : `<th colspan="2">${esc(h)}</th>`)).join('')}</tr>` : '';
+  return `<table>${g}<tr>${head.map((h) => `<th>${esc(h)}</th>`).join('')}</tr>${rows.map((r) => `<tr>${r.map((c, i) => (i === 0 ? `<th>${esc(c)}</th>` : `<td>${esc(c)}</td>`)).join('')}</tr>`).join('')}</table>`;
+}
+
+export function renderMarkdown(r: EvalResults): string {
+  const datasets = r.config.datasets.map((d) => d.name);
+  const head = ['system', ...datasets.flatMap((d) => [`${d} EM`, `${d} F1`]), 'Avg EM', 'Avg F1'];
+  const out = [`# Evaluation (${r.createdAt})`, '', `Index \`${r.config.index}\`. EM / F1 in %.${r.config.baseline ? ` * p < 0.05 (paired t-test) against ${r.config.baseline}.` : ''}`, '', mdTable(head, mainRows(r)), '', '## Details', '', mdTable(DETAIL_HEAD, detailRows(r))];
+  if (r.config.baseline) out.push('', `## Paired tests against ${r.config.baseline}`, '', mdTable(TEST_HEAD, testRows(r)));
+  if (r.prm) out.push('', `## PRM pair accuracy`, '', `${r.prm.model} on ${r.prm.pairs}: ${pct(r.prm.accuracy)}% of ${r.prm.n} pairs`, '', mdTable(['preferred type', 'pairs', 'accuracy %'], Object.entries(r.prm.by_type).map(([k, v]) => [k, String(v.n), pct(v.accuracy)])));
+  return out.join('\n') + '\n';
+}
+
+const CSS = `body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:980px;color:#222;line-height:1.4}
+h1{font-size:1.5rem}h2{font-size:1.15rem;margin-top:2rem;border-bottom:1px solid #ddd;padding-bottom:.2rem}
+table{border-collapse:collapse;margin:.8rem 0;font-size:.85rem}th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:right}
+th{background:#f3f5f8}tr th:first-child{text-align:left}.note{color:#555;font-size:.85rem}svg{display:block;margin:1rem 0;background:#fff}`;
+
+export function renderHtml(r: EvalResults): string {
+  const systems = r.config.systems.map((s) => s.name);
+  const datasets = r.config.datasets.map((d) => d.name);
+  const nonLlm = r.config.systems.filter((s) => s.policy).map((s) => `${s.name} (${s.policy})`);
+  const body: string[] = [
+    `<h1>ragtrail evaluation</h1>`,
+    `<p class="note">${esc(r.createdAt)} · index <code>${esc(r.config.index)}</code> · EM / F1 in %${r.config.baseline ? ` · * p &lt; 0.05 (paired t-test) against <b>${esc(r.config.baseline)}</b>` : ''}</p>`,
+  ];
+  if (nonLlm.length) body.push(`<p class="note"><b>Non-LLM policies</b> (measure the pipeline, not a language model): ${esc(nonLlm.join(', '))}</p>`);
+  body.push('<h2>Main results</h2>', htmlTable(['system', ...datasets.flatMap(() => ['EM', 'F1']), 'EM', 'F1'], mainRows(r), ['', ...datasets, 'Average']));
+  body.push('<h2>Details</h2>', htmlTable(DETAIL_HEAD, detailRows(r)));
+  if (r.config.baseline) body.push(`<h2>Paired tests against ${esc(r.config.baseline)}</h2>`, htmlTable(TEST_HEAD, testRows(r)));
+  body.push('<h2>Plots</h2>');
+  body.push(
+    scatterChart(
+      'Accuracy against retrieval count',
+      datasets,
+      r.cells.map((c) => ({ x: c.retrievalCount, y: c.acc.mean, label: c.system, series: datasets.indexOf(c.dataset) })),
+      { xLabel: 'mean retrieval count', yLabel: 'Acc' },
+    ),
+  );
+  for (const d of datasets) {
+    const cells = systems.map((s) => cellOf(r, s, d));
+    body.push(
+      barChart(
+        `F1 by number of retrieval steps — ${d}`,
+        systems,
+        ['0', '1', '2', '3', '4', '5+'].map((rc, i) => ({ label: `${rc} (${cells.map((c) => c?.f1ByRetrievals[i]?.n ?? 0).join('/')})`, values: cells.map((c) => (c?.f1ByRetrievals[i]?.n ? c.f1ByRetrievals[i]!.f1 : undefined)) })),
+        { yLabel: 'F1', yMax: 1 },
+      ),
+    );
+  }
+  if (r.prm) {
+    body.push(barChart(`PRM pair accuracy by preferred action type (${r.prm.n} pairs)`, ['accuracy'], [...Object.entries(r.prm.by_type).map(([k, v]) => ({ label: `${k} (${v.n})`, values: [v.accuracy] })), { label: `all (${r.prm.n})`, values: [r.prm.accuracy] }], { yLabel: 'pair accuracy', yMax: 1 }));
+  }
+  if (r.annotation) {
+    body.push(barChart(`Reward gap |ΔQ| of the mined pairs (${r.annotation.pairs} pairs, ${r.annotation.method})`, ['pairs'], r.annotation.gapHistogram.map((h) => ({ label: h.to === null ? `> ${h.from}` : `${h.from}–${h.to}`, values: [h.count] })), { yLabel: 'pairs', digits: 0, integer: true }));
+  }
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>ragtrail evaluation</title><style>${CSS}</style></head><body>${body.join('\n')}</body></html>\n`;
+}
+
+export function writeReport(dir: string, r: EvalResults): void {
+  writeFileSync(join(dir, 'results.md'), renderMarkdown(r));
+  writeFileSync(join(dir, 'report.html'), renderHtml(r));
+}

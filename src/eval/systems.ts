@@ -1,0 +1,74 @@
+/**
+ * A "system" of an evaluation: an agent protocol driven by a model (or a non-LLM stand-in), with an
+ * action-selection method — greedy, PRM best-of-N (RAG-Gym Alg. 1) or self-consistency voting —
+ * in the environment of one index. Shared by `ragtrail run` and `ragtrail eval`.
+ */
+import { InputError } from '../core/errors.js';
+import { OraclePolicy } from '../agents/oracle.js';
+import { LlmPolicy, type Policy } from '../agents/policy.js';
+import { getProtocol } from '../agents/registry.js';
+import { SimPolicy } from '../agents/sim.js';
+import { RagEnv } from '../env/env.js';
+import { createLLM, type LLMOptions } from '../llm/create.js';
+import type { MeteredLLM } from '../llm/middleware.js';
+import { createPrm, PrmGuidedPolicy, PRM_SPEC_HELP } from '../prm/select.js';
+import type { Retriever } from '../retrieval/types.js';
+
+export type SelectMethod = 'greedy' | 'prm' | 'vote';
+
+export interface SystemSpec {
+  /** Protocol name (--agent). */
+  agent: string;
+  /** The model, or… */
+  llm?: string;
+  /** …a non-LLM stand-in. */
+  policy?: 'sim' | 'oracle';
+  competence?: number;
+  select?: SelectMethod;
+  /** PRM for select = prm. */
+  prm?: string;
+  /** Candidates per step (prm) or episodes (vote); default 10. */
+  n?: number;
+  /** Default 0 for greedy, 1.0 for prm and vote. */
+  temperature?: number;
+  maxTurns?: number;
+  maxSearches?: number;
+  topK?: number;
+  maxTokens?: number;
+  tracePrompts?: boolean;
+}
+
+export interface BuiltSystem {
+  policy: Policy;
+  env: RagEnv;
+  llm?: MeteredLLM;
+  temperature: number;
+  vote?: { n: number; temperature: number };
+}
+
+export async function buildSystem(spec: SystemSpec, retriever: Retriever, llmOptions: LLMOptions = {}): Promise<BuiltSystem> {
+  if (!spec.llm === !spec.policy) throw new InputError('give exactly one of --llm SPEC or --policy sim|oracle', 'e.g. --llm openai:http://127.0.0.1:8000/v1#model, or --policy sim to run offline');
+  const protocol = getProtocol(spec.agent);
+  let llm: MeteredLLM | undefined;
+  let policy: Policy;
+  if (spec.llm) {
+    llm = await createLLM(spec.llm, llmOptions);
+    policy = new LlmPolicy(protocol, llm, { maxTokens: spec.maxTokens, tracePrompts: spec.tracePrompts });
+  } else if (spec.policy === 'sim') {
+    policy = new SimPolicy(protocol, spec.competence ?? 0.7);
+  } else if (spec.policy === 'oracle') {
+    policy = new OraclePolicy(protocol);
+  } else {
+    throw new InputError(`unknown policy "${String(spec.policy)}"`, 'use sim or oracle');
+  }
+  const select = spec.select ?? 'greedy';
+  const temperature = spec.temperature ?? (select === 'greedy' ? 0 : 1);
+  const n = spec.n ?? 10;
+  if (select === 'prm') {
+    if (!spec.prm) throw new InputError('--select prm needs --prm SPEC', PRM_SPEC_HELP);
+    policy = new PrmGuidedPolicy(policy, await createPrm(spec.prm, llmOptions), n, temperature);
+  }
+  const d = protocol.defaults;
+  const env = new RagEnv({ retriever, topK: spec.topK ?? d.topK, maxTurns: spec.maxTurns ?? d.maxTurns, maxSearches: spec.maxSearches ?? d.maxSearches });
+  return { policy, env, llm, temperature, vote: select === 'vote' ? { n, temperature } : undefined };
+}

@@ -1,0 +1,61 @@
+/**
+ * A PRM served over HTTP. Request shapes:
+ *   vllm-pooling   POST {url} {"model", "input": [text, …]}   → {"data": [{"data": [score] | score}, …]}
+ *   vllm-classify  POST {url} {"model", "input": [text, …]}   → {"data": [{"probs": [p0, p1]}, …]} (last class)
+ *   tei-rerank     POST {url} {"query": state, "texts": [action, …]} → [{"index", "score"}, …]
+ * For the first two, each text is the state and the candidate joined by `separator`.
+ */
+import { RagtrailError } from '../core/errors.js';
+import { fetchJson } from '../core/http.js';
+import type { State } from '../env/env.js';
+import { describeProcess } from '../process/values.js';
+import type { Candidate, PRM } from './types.js';
+
+export type RemoteShape = 'vllm-pooling' | 'vllm-classify' | 'tei-rerank';
+export const REMOTE_SHAPES: readonly RemoteShape[] = ['vllm-pooling', 'vllm-classify', 'tei-rerank'];
+
+export interface RemoteOptions {
+  shape: RemoteShape;
+  model?: string;
+  apiKey?: string;
+  separator?: string;
+}
+
+export function stateText(state: State): string {
+  return `Question: ${state.question.question}\n${describeProcess(state)}`;
+}
+
+export class RemotePRM implements PRM {
+  readonly name: string;
+
+  constructor(
+    private readonly url: string,
+    private readonly opts: RemoteOptions,
+  ) {
+    this.name = `remote(${opts.shape} ${url})`;
+  }
+
+  async score(state: State, candidates: readonly Candidate[]): Promise<number[]> {
+    if (candidates.length === 0) return [];
+    const headers: Record<string, string> = this.opts.apiKey ? { authorization: `Bearer ${this.opts.apiKey}` } : {};
+    const context = stateText(state);
+    if (this.opts.shape === 'tei-rerank') {
+      const reply = await fetchJson<{ index: number; score: number }[]>(this.url, { body: { query: context, texts: candidates.map((c) => c.raw) }, headers });
+      if (!Array.isArray(reply)) throw new RagtrailError(`${this.url}: expected a list of {index, score}`);
+      const scores = new Array<number>(candidates.length).fill(-Infinity);
+      for (const r of reply) if (typeof r.index === 'number' && r.index < scores.length) scores[r.index] = r.score;
+      return scores;
+    }
+    const sep = this.opts.separator ?? '\n\nNext step:\n';
+    const reply = await fetchJson<{ data?: { data?: number | number[]; probs?: number[] }[] }>(this.url, {
+      body: { model: this.opts.model, input: candidates.map((c) => `${context}${sep}${c.raw}`) },
+      headers,
+    });
+    if (!Array.isArray(reply.data) || reply.data.length !== candidates.length) throw new RagtrailError(`${this.url}: expected "data" with ${candidates.length} items`);
+    return reply.data.map((d) => {
+      if (this.opts.shape === 'vllm-classify') return d.probs?.[d.probs.length - 1] ?? 0;
+      const v = d.data;
+      return Array.isArray(v) ? (v[v.length - 1] ?? 0) : (v ?? 0);
+    });
+  }
+}

@@ -1,0 +1,71 @@
+/**
+ * PRM-guided action selection (RAG-Gym Alg. 1): at each step sample N candidate actions from the policy
+ * (T = 1.0, N = 10), score them with the PRM, execute the argmax. Wrapped as a Policy, so the runner,
+ * the evaluation harness and anything else that takes a policy can use it unchanged.
+ */
+import { InputError } from '../core/errors.js';
+import type { Policy, ProposeOptions } from '../agents/policy.js';
+import type { Move, State } from '../env/env.js';
+import { createLLM, type LLMOptions } from '../llm/create.js';
+import { sameAction } from '../process/tree.js';
+import { JudgePRM } from './judge.js';
+import { REMOTE_SHAPES, RemotePRM, type RemoteShape } from './remote.js';
+import { TrainedPRM } from './trained.js';
+import type { PRM } from './types.js';
+
+/** Index of the highest score; the first on ties. */
+export function argmax(scores: readonly number[]): number {
+  let best = 0;
+  for (let i = 1; i < scores.length; i++) if (scores[i]! > scores[best]!) best = i;
+  return best;
+}
+
+export class PrmGuidedPolicy implements Policy {
+  readonly name: string;
+  calls = 0;
+
+  constructor(
+    readonly inner: Policy,
+    readonly prm: PRM,
+    readonly n = 10,
+    readonly temperature = 1.0,
+  ) {
+    this.name = `${inner.name} + best-of-${n} by ${prm.name}`;
+  }
+
+  get kind() {
+    return this.inner.kind;
+  }
+
+  get protocol() {
+    return this.inner.protocol;
+  }
+
+  async propose(state: State, opts: ProposeOptions = {}): Promise<Move[]> {
+    const sampled = await this.inner.propose(state, { n: this.n, temperature: this.temperature, seed: opts.seed });
+    // Identical candidates are scored once.
+    const distinct: Move[] = [];
+    for (const m of sampled) if (!distinct.some((d) => d.raw.trim() === m.raw.trim() || sameAction(d.action, m.action))) distinct.push(m);
+    if (distinct.length <= 1) return distinct;
+    this.calls++;
+    const scores = await this.prm.score(state, distinct);
+    const best = distinct[argmax(scores)]!;
+    return [{ ...best, selection: { candidates: distinct.length, score: scores[argmax(scores)]! } }];
+  }
+}
+
+export const PRM_SPEC_HELP = 'a model file from `ragtrail prm train`, judge:<llm spec>, or remote:<vllm-pooling|vllm-classify|tei-rerank>:<url>[#model]';
+
+export async function createPrm(spec: string, llmOptions: LLMOptions = {}): Promise<PRM> {
+  if (spec.startsWith('judge:')) return new JudgePRM(await createLLM(spec.slice('judge:'.length), llmOptions));
+  if (spec.startsWith('remote:')) {
+    const rest = spec.slice('remote:'.length);
+    const colon = rest.indexOf(':');
+    const shape = rest.slice(0, colon) as RemoteShape;
+    if (colon < 0 || !REMOTE_SHAPES.includes(shape)) throw new InputError(`prm "${spec}": expected remote:<${REMOTE_SHAPES.join('|')}>:<url>[#model]`);
+    const target = rest.slice(colon + 1);
+    const hash = target.lastIndexOf('#');
+    return new RemotePRM(hash > 0 ? target.slice(0, hash) : target, { shape, model: hash > 0 ? target.slice(hash + 1) : undefined, apiKey: llmOptions.apiKey });
+  }
+  return TrainedPRM.load(spec);
+}

@@ -1,0 +1,158 @@
+/**
+ * The PRM trained in TypeScript: features (features.ts) into a linear or MLP head (model.ts) fitted
+ * with the Bradley–Terry loss on `prm_pairs.jsonl` from `ragtrail annotate`. Saved as a versioned JSON
+ * file with the embedder spec, so that loading it re-creates the exact feature map.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { InputError, RecordError } from '../core/errors.js';
+import { readJsonl } from '../core/io.js';
+import { Rng } from '../core/rng.js';
+import type { Step } from '../core/trajectory.js';
+import type { State } from '../env/env.js';
+import { createEmbedder, type Embedder } from '../retrieval/embedders/embedder.js';
+import { FEATURES, featurize } from './features.js';
+import { evaluatePairs, type ModelState, ScoreModel, trainModel, type TrainOptions, type PairX } from './model.js';
+import type { Candidate, PRM } from './types.js';
+
+export const PRM_FORMAT_VERSION = 1;
+
+export interface PrmPairRecord {
+  id: string;
+  state: { question: string; steps: Step[] };
+  chosen: Candidate & { type: string };
+  rejected: Candidate & { type: string };
+  gap?: number;
+}
+
+export interface SavedPrm {
+  format: 'ragtrail-prm';
+  version: number;
+  embedder: string;
+  features: string[];
+  model: ModelState;
+  training: { pairs: number; heldOut: number; trainAccuracy: number; heldOutAccuracy?: number; losses: number[] };
+}
+
+export function pairState(rec: PrmPairRecord): State {
+  return { question: { id: rec.id.split(':')[0] ?? rec.id, question: rec.state.question, answers: [] }, steps: rec.state.steps, done: false, mustAnswer: false, turnsLeft: 0, searchesLeft: 0 };
+}
+
+export async function readPrmPairs(path: string): Promise<PrmPairRecord[]> {
+  const out: PrmPairRecord[] = [];
+  for await (const { value, loc } of readJsonl(path)) {
+    const r = value as Partial<PrmPairRecord>;
+    if (!r.state || typeof r.state.question !== 'string' || !Array.isArray(r.state.steps)) throw new RecordError(loc, 'state', 'must be {question, steps}', 'use prm_pairs.jsonl from `ragtrail annotate`');
+    if (!r.chosen?.action || !r.rejected?.action) throw new RecordError(loc, r.chosen?.action ? 'rejected' : 'chosen', 'must hold {type, action, raw}');
+    out.push({ id: String(r.id ?? out.length), state: r.state, chosen: r.chosen, rejected: r.rejected, gap: r.gap });
+  }
+  return out;
+}
+
+/** The question a pair belongs to: held-out splits keep a question's pairs together. */
+export function questionOf(p: PrmPairRecord): string {
+  return p.id.split(':')[0] ?? p.id;
+}
+
+export async function pairFeatures(embedder: Embedder, pairs: readonly PrmPairRecord[]): Promise<PairX[]> {
+  const out: PairX[] = [];
+  for (const p of pairs) {
+    const [chosen, rejected] = await featurize(embedder, pairState(p), [p.chosen, p.rejected]);
+    out.push({ chosen: chosen!, rejected: rejected! });
+  }
+  return out;
+}
+
+export class TrainedPRM implements PRM {
+  readonly name: string;
+
+  constructor(
+    readonly saved: SavedPrm,
+    private readonly model: ScoreModel,
+    private readonly embedder: Embedder,
+    path = 'memory',
+  ) {
+    this.name = `prm(${saved.model.kind}, ${saved.embedder}) ${path}`;
+  }
+
+  static async load(path: string, embedderOverride?: Embedder): Promise<TrainedPRM> {
+    let saved: SavedPrm;
+    try {
+      saved = JSON.parse(readFileSync(path, 'utf8')) as SavedPrm;
+    } catch {
+      throw new InputError(`${path}: not a readable PRM file`, 'train one with `ragtrail prm train`');
+    }
+    if (saved.format !== 'ragtrail-prm' || saved.version !== PRM_FORMAT_VERSION) {
+      throw new InputError(`${path}: PRM format ${saved.format} v${saved.version} is not supported (this ragtrail reads v${PRM_FORMAT_VERSION})`, 'retrain it');
+    }
+    return new TrainedPRM(saved, new ScoreModel(saved.model), embedderOverride ?? (await createEmbedder(saved.embedder)), path);
+  }
+
+  save(path: string): void {
+    writeFileSync(path, JSON.stringify(this.saved) + '\n');
+  }
+
+  async score(state: State, candidates: readonly Candidate[]): Promise<number[]> {
+    if (candidates.length === 0) return [];
+    return (await featurize(this.embedder, state, candidates)).map((x) => this.model.score(x));
+  }
+
+  async evaluate(pairs: readonly PrmPairRecord[]): Promise<PairEval> {
+    const xs = await pairFeatures(this.embedder, pairs);
+    const byType: Record<string, { n: number; accuracy: number }> = {};
+    let right = 0;
+    xs.forEach((x, i) => {
+      const ok = this.model.score(x.chosen) > this.model.score(x.rejected);
+      if (ok) right++;
+      const t = pairs[i]!.chosen.type;
+      const b = (byType[t] ??= { n: 0, accuracy: 0 });
+      b.accuracy = (b.accuracy * b.n + (ok ? 1 : 0)) / (b.n + 1);
+      b.n++;
+    });
+    return { n: pairs.length, accuracy: pairs.length ? right / pairs.length : 0, by_type: byType, loss: evaluatePairs(this.model, xs).loss };
+  }
+}
+
+export interface PairEval {
+  n: number;
+  accuracy: number;
+  by_type: Record<string, { n: number; accuracy: number }>;
+  loss: number;
+}
+
+export interface PrmTrainOptions extends TrainOptions {
+  embedder?: string;
+  /** Share of questions held out for evaluation (default 0.2); 0 trains on everything. */
+  holdout?: number;
+}
+
+/** Splits pairs by question (a question's pairs stay together), deterministically for a seed. */
+export function splitByQuestion(pairs: readonly PrmPairRecord[], holdout: number, seed: number | string = 0): { train: PrmPairRecord[]; heldOut: PrmPairRecord[] } {
+  const questions = [...new Set(pairs.map(questionOf))].sort();
+  new Rng(`split/${seed}`).shuffle(questions);
+  const held = new Set(questions.slice(0, Math.round(questions.length * holdout)));
+  return { train: pairs.filter((p) => !held.has(questionOf(p))), heldOut: pairs.filter((p) => held.has(questionOf(p))) };
+}
+
+export async function trainPrm(pairs: readonly PrmPairRecord[], opts: PrmTrainOptions = {}, onEpoch?: (epoch: number, loss: number) => void): Promise<{ prm: TrainedPRM; heldOut: PrmPairRecord[]; initialLoss: number }> {
+  const embedderSpec = opts.embedder ?? 'hash:512';
+  const embedder = await createEmbedder(embedderSpec);
+  const { train, heldOut } = splitByQuestion(pairs, opts.holdout ?? 0.2, opts.seed);
+  if (train.length === 0) throw new InputError('no training pairs left after the held-out split', 'annotate more questions or lower --holdout');
+  const xs = await pairFeatures(embedder, train);
+  const losses: number[] = [];
+  const model = trainModel(xs, opts, (e, l) => {
+    losses.push(l);
+    onEpoch?.(e, l);
+  });
+  const saved: SavedPrm = {
+    format: 'ragtrail-prm',
+    version: PRM_FORMAT_VERSION,
+    embedder: embedderSpec,
+    features: [...FEATURES],
+    model: model.toJSON(),
+    training: { pairs: train.length, heldOut: heldOut.length, trainAccuracy: evaluatePairs(model, xs).accuracy, losses },
+  };
+  const prm = new TrainedPRM(saved, model, embedder);
+  if (heldOut.length) saved.training.heldOutAccuracy = (await prm.evaluate(heldOut)).accuracy;
+  return { prm, heldOut, initialLoss: Math.log(2) };
+}

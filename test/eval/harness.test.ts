@@ -1,0 +1,66 @@
+/** The evaluation harness end to end on the synthetic world: runs, statistics, and the report files. */
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { generateWorld, writeWorld } from '../../src/corpus/world/index.js';
+import { readEvalConfig, runEval } from '../../src/eval/harness.js';
+import { buildIndex } from '../../src/retrieval/index-dir.js';
+import { tempDir } from '../helpers.js';
+
+const tmp = tempDir();
+before(async () => {
+  await writeWorld(join(tmp.dir, 'world'), generateWorld({ seed: 21, entities: 1200, questions: 80 }));
+  await buildIndex(join(tmp.dir, 'world', 'corpus.jsonl'), join(tmp.dir, 'index'), { quiet: true });
+});
+after(tmp.cleanup);
+
+describe('ragtrail eval', () => {
+  it('runs the matrix, tests against the baseline, and writes results.json, results.md and report.html', async () => {
+    const configPath = join(tmp.dir, 'eval.json');
+    writeFileSync(
+      configPath,
+      JSON.stringify({
+        index: 'index',
+        out: 'eval',
+        datasets: [{ name: 'w', path: 'world/questions.jsonl', limit: 40 }],
+        systems: [
+          { name: 'greedy', agent: 'search-r1', policy: 'sim' },
+          { name: 'vote', agent: 'search-r1', policy: 'sim', select: 'vote', n: 5 },
+          { name: 'oracle', agent: 'search-r1', policy: 'oracle' },
+        ],
+        baseline: 'greedy',
+      }),
+    );
+    const config = readEvalConfig(configPath);
+    assert.equal(config.index, join(tmp.dir, 'index'));
+    const r = await runEval(config);
+    assert.equal(r.cells.length, 3);
+    const oracle = r.cells.find((c) => c.system === 'oracle')!;
+    assert.equal(oracle.em.mean, 1);
+    assert.ok(oracle.vsBaseline!.em.diff > 0 && oracle.vsBaseline!.em.pT < 0.05);
+    assert.equal(r.cells.find((c) => c.system === 'greedy')!.vsBaseline, undefined);
+    const json = JSON.parse(readFileSync(join(config.out, 'results.json'), 'utf8'));
+    assert.equal(json.cells.length, 3);
+    const md = readFileSync(join(config.out, 'results.md'), 'utf8');
+    assert.match(md, /\| system \| w EM \| w F1 \| Avg EM \| Avg F1 \|/);
+    assert.match(md, /\| oracle \| 100\.0\* \| 100\.0\* \| 100\.0 \| 100\.0 \|/);
+    assert.match(md, /## Paired tests against greedy/);
+    const html = readFileSync(join(config.out, 'report.html'), 'utf8');
+    assert.match(html, /^<!doctype html>/);
+    assert.ok(!/<script|src="http|href="http/.test(html), 'self-contained: no scripts, nothing fetched');
+    for (const title of ['Main results', 'Accuracy against retrieval count', 'F1 by number of retrieval steps — w', 'Non-LLM policies']) assert.ok(html.includes(title), title);
+    assert.equal((html.match(/<svg /g) ?? []).length, 2);
+    // A second run reuses the runs: nothing is re-run, the numbers are the same.
+    const again = await runEval(config);
+    assert.deepEqual(again.cells.map((c) => c.em.mean), r.cells.map((c) => c.em.mean));
+  });
+
+  it('says which field of a config is wrong', () => {
+    const bad = join(tmp.dir, 'bad.json');
+    writeFileSync(bad, JSON.stringify({ index: 'i', out: 'o', datasets: [], systems: [] }));
+    assert.throws(() => readEvalConfig(bad), /"datasets" must be a non-empty list/);
+    writeFileSync(bad, JSON.stringify({ index: 'i', out: 'o', datasets: [{ name: 'a', path: 'p' }], systems: [{ name: 's', agent: 'rag', policy: 'sim' }], baseline: 'x' }));
+    assert.throws(() => readEvalConfig(bad), /"baseline" must be one of the systems \(s\)/);
+  });
+});
