@@ -4,10 +4,11 @@ import type { Command } from 'commander';
 import { InputError } from '../core/errors.js';
 import { AGENT_NAMES } from '../agents/protocol.js';
 import { type EvalConfig, readEvalConfig, runEval } from '../eval/harness.js';
-import type { SelectMethod } from '../eval/systems.js';
+import { POLICY_SPEC_HELP, type SelectMethod } from '../eval/systems.js';
 import { LLM_SPEC_HELP } from '../llm/create.js';
 import { PRM_SPEC_HELP } from '../prm/select.js';
 import { choiceArg, collect, intArg, numberArg } from './options.js';
+import { policyArg } from './setup.js';
 
 interface EvalOpts {
   config?: string;
@@ -18,7 +19,7 @@ interface EvalOpts {
   limit?: number;
   agent: string[];
   llm?: string;
-  policy?: 'sim' | 'oracle';
+  policy?: string;
   competence?: number;
   select: string;
   prm?: string;
@@ -32,7 +33,7 @@ interface EvalOpts {
 /** The config the flags describe: every agent × every selection method, on every dataset. */
 function configFromFlags(o: EvalOpts): EvalConfig {
   if (!o.index || !o.out || o.dataset.length === 0) throw new InputError('give --config FILE, or --index, --dataset and --out', 'see `ragtrail eval --help`');
-  if (!o.llm === !o.policy) throw new InputError('give exactly one of --llm SPEC or --policy sim|oracle');
+  if (!o.llm === !o.policy) throw new InputError('give exactly one of --llm SPEC or --policy sim|oracle|gym:FILE');
   const agents = o.agent.length ? o.agent : ['search-r1'];
   for (const a of agents) if (!(AGENT_NAMES as readonly string[]).includes(a)) throw new InputError(`unknown agent "${a}"`, `choose from ${AGENT_NAMES.join(', ')}`);
   const selects = o.select.split(',').map((s) => s.trim()) as SelectMethod[];
@@ -66,7 +67,7 @@ export function registerEval(program: Command): void {
     .option('--limit <n>', 'without --config: first N questions of each dataset', intArg(1))
     .option('--agent <name>', 'without --config: an agent protocol (repeatable)', collect, [])
     .option('--llm <spec>', `without --config: the model, ${LLM_SPEC_HELP}`)
-    .option('--policy <kind>', 'without --config: sim or oracle instead of --llm', choiceArg(['sim', 'oracle'] as const))
+    .option('--policy <spec>', `without --config, instead of --llm: ${POLICY_SPEC_HELP}`, policyArg)
     .option('--competence <c>', 'sim competence', numberArg(0, 1))
     .option('--select <list>', 'without --config: selection methods, comma-separated (greedy,prm,vote)', 'greedy')
     .option('--prm <spec>', `PRM for prm selection: ${PRM_SPEC_HELP}`)

@@ -19,6 +19,7 @@ interface BuildOpts {
   hnsw: boolean;
   batchSize: number;
   apiKey?: string;
+  force?: boolean;
 }
 
 function folderBytes(dir: string): number {
@@ -47,6 +48,7 @@ export function registerIndex(program: Command): void {
     .option('--hnsw', 'also build an HNSW graph (usearch) for approximate dense search on large corpora', false)
     .option('--batch-size <n>', 'passages per embedding request', intArg(1, 100_000), 256)
     .option('--api-key <key>', 'API key for an openai: embedder (default: $OPENAI_API_KEY)')
+    .option('--force', 'rebuild from scratch (needed when --out holds an index of another corpus, or of this one before it changed)', false)
     .action(async (opts: BuildOpts) => {
       if (!opts.bm25 && !opts.dense) opts.bm25 = true;
       const t0 = performance.now();
@@ -56,6 +58,7 @@ export function registerIndex(program: Command): void {
         bm25Options: { k1: opts.k1, b: opts.b },
         embedder,
         dense: { prefixes: { query: opts.queryPrefix, passage: opts.passagePrefix }, batchSize: opts.batchSize, hnsw: opts.hnsw },
+        force: opts.force,
       });
       await embedder?.close?.();
       console.log(`indexed ${m.passages} passages into ${opts.out} in ${((performance.now() - t0) / 1000).toFixed(1)} s (${(folderBytes(opts.out) / 2 ** 20).toFixed(1)} MiB)`);

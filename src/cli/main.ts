@@ -7,6 +7,7 @@ import { Command, CommanderError } from 'commander';
 import { InputError } from '../core/errors.js';
 import { registerAnnotate } from './annotate.js';
 import { registerCorpus } from './corpus.js';
+import { registerDemo } from './demo.js';
 import { registerEval } from './eval.js';
 import { registerImport } from './import.js';
 import { registerIndex } from './index-cmd.js';
@@ -14,7 +15,9 @@ import { registerPrm } from './prm.js';
 import { registerReward } from './reward.js';
 import { registerRun } from './run.js';
 import { registerSearch } from './search.js';
+import { registerServeEnv } from './serve-env.js';
 import { registerServeRetriever } from './serve-retriever.js';
+import { registerTrain } from './train.js';
 import { registerScore } from './score.js';
 import { registerWorld } from './world.js';
 
@@ -25,6 +28,7 @@ export function buildProgram(): Command {
     .exitOverride()
     .showSuggestionAfterError(true)
     .configureOutput({ outputError: (str, write) => write(`ragtrail: ${str.replace(/^error: /, '').trim()}\n`) });
+  registerDemo(program);
   registerWorld(program);
   registerCorpus(program);
   registerScore(program);
@@ -37,6 +41,8 @@ export function buildProgram(): Command {
   registerAnnotate(program);
   registerPrm(program);
   registerEval(program);
+  registerServeEnv(program);
+  registerTrain(program);
   return program;
 }
 

@@ -1,12 +1,12 @@
 /** What `run` and `annotate` share: loading questions, building the policy, the environment and the retriever. */
-import type { Command } from 'commander';
+import { type Command, InvalidArgumentError } from 'commander';
 import { InputError } from '../core/errors.js';
 import type { Question } from '../core/types.js';
 import { loadDataset } from '../corpus/dataset.js';
 import type { Policy } from '../agents/policy.js';
 import { AGENT_NAMES, type Protocol } from '../agents/protocol.js';
 import { getProtocol } from '../agents/registry.js';
-import { type BuiltSystem, buildSystem, type SystemSpec } from '../eval/systems.js';
+import { type BuiltSystem, buildSystem, POLICY_SPEC_HELP, type SystemSpec } from '../eval/systems.js';
 import { createLLM, LLM_SPEC_HELP, type LLMOptions } from '../llm/create.js';
 import type { MeteredLLM } from '../llm/middleware.js';
 import { openRetriever, type SearchMethod } from '../retrieval/index-dir.js';
@@ -16,7 +16,7 @@ import { choiceArg, intArg, numberArg } from './options.js';
 export interface AgentOpts {
   agent: string;
   llm?: string;
-  policy?: 'sim' | 'oracle';
+  policy?: string;
   index?: string;
   dataset?: string;
   limit?: number;
@@ -40,11 +40,17 @@ export interface AgentOpts {
 }
 
 /** The options of an agent, its model or stand-in, and its environment. */
+/** Validates --policy early, so that a typo is a flag error rather than a failure after loading. */
+export function policyArg(v: string): string {
+  if (v === 'sim' || v === 'oracle' || v === 'gym' || (v.startsWith('gym:') && v.length > 4)) return v;
+  throw new InvalidArgumentError(`expected ${POLICY_SPEC_HELP}`);
+}
+
 export function addAgentOptions(cmd: Command, defaults: { agent: string; concurrency: number }): Command {
   return cmd
     .option('--agent <name>', `protocol: ${AGENT_NAMES.join(', ')}`, choiceArg(AGENT_NAMES), defaults.agent)
     .option('--llm <spec>', `the model: ${LLM_SPEC_HELP}`)
-    .option('--policy <kind>', 'a non-LLM policy instead of --llm: sim (simulated imperfect agent) or oracle (follows the gold decomposition)', choiceArg(['sim', 'oracle'] as const))
+    .option('--policy <spec>', `a non-LLM policy instead of --llm: ${POLICY_SPEC_HELP}`, policyArg)
     .option('--index <dir|url>', 'index folder, or the URL of a /retrieve server')
     .option('--dataset <file>', 'questions (any supported layout)')
     .option('--limit <n>', 'first N questions only', intArg(1))
@@ -101,7 +107,7 @@ export interface AgentSetup extends BuiltSystem {
 /** The agent of `run` / `annotate` from its flags: policy (with its selection method) and environment. */
 export async function setupAgent(opts: AgentOpts, selection: Pick<SystemSpec, 'select' | 'prm' | 'n' | 'temperature'> = {}): Promise<AgentSetup> {
   const protocol = getProtocol(opts.agent);
-  if (!opts.llm === !opts.policy) throw new InputError('give exactly one of --llm SPEC or --policy sim|oracle', 'e.g. --llm openai:http://127.0.0.1:8000/v1#model, or --policy sim to run offline');
+  if (!opts.llm === !opts.policy) throw new InputError('give exactly one of --llm SPEC or --policy sim|oracle|gym:FILE', 'e.g. --llm openai:http://127.0.0.1:8000/v1#model, or --policy sim to run offline');
   const retriever = await openRetriever(opts.index!, { method: opts.retrieval, embedderOptions: { apiKey: opts.apiKey } });
   const built = await buildSystem(
     {

@@ -22,6 +22,7 @@ import { bootstrapCI, type MeanCI, pairedBootstrap, pairedTTest } from './stats.
 import { buildSystem, type SystemSpec } from './systems.js';
 import { readTrajectories } from './trajectories.js';
 import { writeReport } from './report.js';
+import type { LineSeries } from './svg.js';
 
 export interface DatasetSpec {
   name: string;
@@ -69,9 +70,23 @@ export interface Cell {
   vsBaseline?: Record<'em' | 'f1', { diff: number; t: number; pT: number; low: number; high: number; pBoot: number }>;
 }
 
+/** A plot of the report beyond the evaluation's own: training curves, EM against a budget. */
+export interface Curve {
+  title: string;
+  xLabel: string;
+  yLabel: string;
+  series: LineSeries[];
+  yMin?: number;
+  yMax?: number;
+}
+
 export interface EvalResults {
   config: EvalConfig;
   cells: Cell[];
+  /** Extra plots (the demo's training curves). */
+  curves?: Curve[];
+  /** Paragraphs shown above the tables (what produced the systems). */
+  notes?: string[];
   prm?: PairEval & { model: string; pairs: string };
   annotation?: AnnotationStats;
   createdAt: string;

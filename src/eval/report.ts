@@ -8,7 +8,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Cell, EvalResults } from './harness.js';
-import { barChart, scatterChart } from './svg.js';
+import { barChart, lineChart, scatterChart } from './svg.js';
 
 const pct = (x: number) => (100 * x).toFixed(1);
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
@@ -75,7 +75,7 @@ function htmlTable(head: string[], rows: string[][], groupHead?: string[]): stri
 export function renderMarkdown(r: EvalResults): string {
   const datasets = r.config.datasets.map((d) => d.name);
   const head = ['system', ...datasets.flatMap((d) => [`${d} EM`, `${d} F1`]), 'Avg EM', 'Avg F1'];
-  const out = [`# Evaluation (${r.createdAt})`, '', `Index \`${r.config.index}\`. EM / F1 in %.${r.config.baseline ? ` * p < 0.05 (paired t-test) against ${r.config.baseline}.` : ''}`, '', mdTable(head, mainRows(r)), '', '## Details', '', mdTable(DETAIL_HEAD, detailRows(r))];
+  const out = [`# Evaluation (${r.createdAt})`, '', ...(r.notes ?? []).flatMap((n) => [n, '']), `Index \`${r.config.index}\`. EM / F1 in %.${r.config.baseline ? ` * p < 0.05 (paired t-test) against ${r.config.baseline}.` : ''}`, '', mdTable(head, mainRows(r)), '', '## Details', '', mdTable(DETAIL_HEAD, detailRows(r))];
   if (r.config.baseline) out.push('', `## Paired tests against ${r.config.baseline}`, '', mdTable(TEST_HEAD, testRows(r)));
   if (r.prm) out.push('', `## PRM pair accuracy`, '', `${r.prm.model} on ${r.prm.pairs}: ${pct(r.prm.accuracy)}% of ${r.prm.n} pairs`, '', mdTable(['preferred type', 'pairs', 'accuracy %'], Object.entries(r.prm.by_type).map(([k, v]) => [k, String(v.n), pct(v.accuracy)])));
   return out.join('\n') + '\n';
@@ -94,6 +94,7 @@ export function renderHtml(r: EvalResults): string {
     `<h1>ragtrail evaluation</h1>`,
     `<p class="note">${esc(r.createdAt)} · index <code>${esc(r.config.index)}</code> · EM / F1 in %${r.config.baseline ? ` · * p &lt; 0.05 (paired t-test) against <b>${esc(r.config.baseline)}</b>` : ''}</p>`,
   ];
+  for (const n of r.notes ?? []) body.push(`<p>${esc(n)}</p>`);
   if (nonLlm.length) body.push(`<p class="note"><b>Non-LLM policies</b> (measure the pipeline, not a language model): ${esc(nonLlm.join(', '))}</p>`);
   body.push('<h2>Main results</h2>', htmlTable(['system', ...datasets.flatMap(() => ['EM', 'F1']), 'EM', 'F1'], mainRows(r), ['', ...datasets, 'Average']));
   body.push('<h2>Details</h2>', htmlTable(DETAIL_HEAD, detailRows(r)));
@@ -124,6 +125,7 @@ export function renderHtml(r: EvalResults): string {
   if (r.annotation) {
     body.push(barChart(`Reward gap |ΔQ| of the mined pairs (${r.annotation.pairs} pairs, ${r.annotation.method})`, ['pairs'], r.annotation.gapHistogram.map((h) => ({ label: h.to === null ? `> ${h.from}` : `${h.from}–${h.to}`, values: [h.count] })), { yLabel: 'pairs', digits: 0, integer: true }));
   }
+  for (const c of r.curves ?? []) body.push(lineChart(c.title, c.series, { xLabel: c.xLabel, yLabel: c.yLabel, yMin: c.yMin, yMax: c.yMax }));
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>ragtrail evaluation</title><style>${CSS}</style></head><body>${body.join('\n')}</body></html>\n`;
 }
 

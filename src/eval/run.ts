@@ -18,7 +18,10 @@ import type { Policy } from '../agents/policy.js';
 import type { RagEnv, State } from '../env/env.js';
 import type { UsageTotals } from '../llm/middleware.js';
 import { normalizeAnswer } from '../core/text.js';
-import { readTrajectories, type RunSummary, scoreTrajectory, summarize } from './trajectories.js';
+import { toTrajectory } from '../env/trajectory.js';
+import { readTrajectories, type RunSummary, summarize } from './trajectories.js';
+
+export { toTrajectory };
 
 export interface EpisodeOptions {
   temperature?: number;
@@ -28,41 +31,6 @@ export interface EpisodeOptions {
 
 export function stepSeed(seed: number, questionId: string, step: number): number {
   return new Rng(`${seed}/${questionId}/${step}`).nextUint32() & 0x7fffffff;
-}
-
-/** Builds the trajectory record of a finished (or abandoned) episode. */
-export function toTrajectory(state: State, policy: Policy, latencyMs: number, source = 'native'): Trajectory {
-  const q = state.question;
-  const steps = [...state.steps];
-  const last = steps[steps.length - 1];
-  const prediction = last?.action.type === 'answer' ? last.action.answer : '';
-  const usage = steps.reduce(
-    (u, s) => ({ promptTokens: u.promptTokens + (s.usage?.promptTokens ?? 0), completionTokens: u.completionTokens + (s.usage?.completionTokens ?? 0), requests: u.requests + (s.usage ? 1 : 0) }),
-    { promptTokens: 0, completionTokens: 0, requests: 0 },
-  );
-  const t: Trajectory = {
-    id: q.id,
-    question: q.question,
-    answers: q.answers,
-    agent: policy.protocol.name,
-    policy: policy.name,
-    steps,
-    prediction,
-    finished: last?.action.type === 'answer' && !last.forced,
-    retrievalCount: steps.filter((s) => s.action.type === 'search' && s.docs !== undefined).length,
-    formatFailures: steps.filter((s) => s.action.type === 'invalid' || s.formatError !== undefined).length,
-    usage,
-    latencyMs,
-    source,
-  };
-  // What rewards need from the question (ARENA's gold references), so that a run is self-contained.
-  const meta: Record<string, unknown> = {};
-  if (q.supporting?.length) meta['supporting'] = q.supporting;
-  if (q.context?.length) meta['contextIds'] = q.context.map((p) => p.id);
-  if (q.type) meta['type'] = q.type;
-  if (Object.keys(meta).length) t.meta = meta;
-  t.metrics = scoreTrajectory(t);
-  return t;
 }
 
 /** One question, start to answer. */

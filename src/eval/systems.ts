@@ -6,7 +6,9 @@
 import { InputError } from '../core/errors.js';
 import { OraclePolicy } from '../agents/oracle.js';
 import { LlmPolicy, type Policy } from '../agents/policy.js';
+import type { Protocol } from '../agents/protocol.js';
 import { getProtocol } from '../agents/registry.js';
+import { GymPolicy } from '../learn/gym/policy.js';
 import { SimPolicy } from '../agents/sim.js';
 import { RagEnv } from '../env/env.js';
 import { createLLM, type LLMOptions } from '../llm/create.js';
@@ -21,8 +23,8 @@ export interface SystemSpec {
   agent: string;
   /** The model, or… */
   llm?: string;
-  /** …a non-LLM stand-in. */
-  policy?: 'sim' | 'oracle';
+  /** …a non-LLM stand-in: sim, oracle, gym (untrained) or gym:FILE (trained with `ragtrail train`). */
+  policy?: string;
   competence?: number;
   select?: SelectMethod;
   /** PRM for select = prm. */
@@ -46,20 +48,27 @@ export interface BuiltSystem {
   vote?: { n: number; temperature: number };
 }
 
+export const POLICY_SPEC_HELP = 'sim (simulated imperfect agent), oracle (follows the gold decomposition), gym (the untrained gym policy) or gym:FILE (a gym policy from `ragtrail train`)';
+
+/** A non-LLM policy from its spec (see POLICY_SPEC_HELP). */
+export function createPolicy(spec: string, protocol: Protocol, competence = 0.7): Policy {
+  if (spec === 'sim') return new SimPolicy(protocol, competence);
+  if (spec === 'oracle') return new OraclePolicy(protocol);
+  if (spec === 'gym') return GymPolicy.fresh(protocol);
+  if (spec.startsWith('gym:')) return GymPolicy.load(spec.slice(4), protocol);
+  throw new InputError(`unknown policy "${spec}"`, `use ${POLICY_SPEC_HELP}`);
+}
+
 export async function buildSystem(spec: SystemSpec, retriever: Retriever, llmOptions: LLMOptions = {}): Promise<BuiltSystem> {
-  if (!spec.llm === !spec.policy) throw new InputError('give exactly one of --llm SPEC or --policy sim|oracle', 'e.g. --llm openai:http://127.0.0.1:8000/v1#model, or --policy sim to run offline');
+  if (!spec.llm === !spec.policy) throw new InputError('give exactly one of --llm SPEC or --policy sim|oracle|gym:FILE', 'e.g. --llm openai:http://127.0.0.1:8000/v1#model, or --policy sim to run offline');
   const protocol = getProtocol(spec.agent);
   let llm: MeteredLLM | undefined;
   let policy: Policy;
   if (spec.llm) {
     llm = await createLLM(spec.llm, llmOptions);
     policy = new LlmPolicy(protocol, llm, { maxTokens: spec.maxTokens, tracePrompts: spec.tracePrompts });
-  } else if (spec.policy === 'sim') {
-    policy = new SimPolicy(protocol, spec.competence ?? 0.7);
-  } else if (spec.policy === 'oracle') {
-    policy = new OraclePolicy(protocol);
   } else {
-    throw new InputError(`unknown policy "${String(spec.policy)}"`, 'use sim or oracle');
+    policy = createPolicy(spec.policy!, protocol, spec.competence);
   }
   const select = spec.select ?? 'greedy';
   const temperature = spec.temperature ?? (select === 'greedy' ? 0 : 1);

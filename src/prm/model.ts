@@ -143,6 +143,37 @@ export function standardisation(xs: readonly Float64Array[], dim: number): { mea
   return { mean, std };
 }
 
+/** Adam (Kingma & Ba) over a flat parameter vector, with L2 weight decay added to the gradient. */
+export class Adam {
+  private readonly m: Float64Array;
+  private readonly v: Float64Array;
+  private t = 0;
+
+  constructor(
+    private readonly params: Float64Array,
+    private readonly lr = 0.01,
+    private readonly l2 = 0,
+    private readonly betas: [number, number] = [0.9, 0.999],
+    private readonly eps = 1e-8,
+  ) {
+    this.m = new Float64Array(params.length);
+    this.v = new Float64Array(params.length);
+  }
+
+  step(grad: Float64Array): void {
+    const [b1, b2] = this.betas;
+    this.t++;
+    for (let k = 0; k < this.params.length; k++) {
+      const g = grad[k]! + this.l2 * this.params[k]!;
+      this.m[k] = b1 * this.m[k]! + (1 - b1) * g;
+      this.v[k] = b2 * this.v[k]! + (1 - b2) * g * g;
+      const mh = this.m[k]! / (1 - b1 ** this.t);
+      const vh = this.v[k]! / (1 - b2 ** this.t);
+      this.params[k]! -= (this.lr * mh) / (Math.sqrt(vh) + this.eps);
+    }
+  }
+}
+
 export function trainModel(pairs: readonly PairX[], opts: TrainOptions = {}, onEpoch?: (epoch: number, loss: number) => void): ScoreModel {
   if (pairs.length === 0) throw new RangeError('no pairs to train on');
   const dim = pairs[0]!.chosen.length;
@@ -155,10 +186,7 @@ export function trainModel(pairs: readonly PairX[], opts: TrainOptions = {}, onE
   const lr = opts.lr ?? (kind === 'mlp' ? 0.003 : 0.01);
   const l2 = opts.l2 ?? (kind === 'mlp' ? 1e-3 : 1e-4);
   const batch = opts.batch ?? 32;
-  const [b1, b2, eps] = [0.9, 0.999, 1e-8];
-  const m = new Float64Array(n);
-  const v = new Float64Array(n);
-  let t = 0;
+  const adam = new Adam(model.params, lr, l2);
   const order = pairs.map((_, i) => i);
   for (let epoch = 0; epoch < (opts.epochs ?? 30); epoch++) {
     rng.shuffle(order);
@@ -177,15 +205,7 @@ export function trainModel(pairs: readonly PairX[], opts: TrainOptions = {}, onE
         model.forward(p.chosen, grad, g);
         model.forward(p.rejected, grad, -g);
       }
-      t++;
-      for (let k = 0; k < n; k++) {
-        const gk = grad[k]! + l2 * model.params[k]!;
-        m[k] = b1 * m[k]! + (1 - b1) * gk;
-        v[k] = b2 * v[k]! + (1 - b2) * gk * gk;
-        const mh = m[k]! / (1 - b1 ** t);
-        const vh = v[k]! / (1 - b2 ** t);
-        model.params[k]! -= (lr * mh) / (Math.sqrt(vh) + eps);
-      }
+      adam.step(grad);
     }
     onEpoch?.(epoch, epochLoss / pairs.length);
   }

@@ -20,7 +20,7 @@
  */
 import type { Policy } from '../agents/policy.js';
 import type { Move, RagEnv, State } from '../env/env.js';
-import { f1Score } from '../eval/metrics.js';
+import { f1Score } from '../core/metrics.js';
 import type { LLM } from '../llm/types.js';
 import { q, sameAction, Tree, type TreeNode } from './tree.js';
 import { judgeValue, rollout, seedFor, spre } from './values.js';

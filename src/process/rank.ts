@@ -9,7 +9,7 @@
 import { Rng } from '../core/rng.js';
 import type { Policy } from '../agents/policy.js';
 import type { Move, RagEnv, State } from '../env/env.js';
-import { exactMatch, f1Score } from '../eval/metrics.js';
+import { exactMatch, f1Score } from '../core/metrics.js';
 import type { LLM } from '../llm/types.js';
 import { sameAction, Tree, type TreeNode } from './tree.js';
 import { describeProcess, rollout, seedFor } from './values.js';

@@ -8,7 +8,7 @@
 import type { State } from '../env/env.js';
 import type { RagEnv } from '../env/env.js';
 import type { Policy } from '../agents/policy.js';
-import { f1Score } from '../eval/metrics.js';
+import { f1Score } from '../core/metrics.js';
 import { spreValue } from '../rewards/outcome.js';
 import type { LLM } from '../llm/types.js';
 import { Rng } from '../core/rng.js';

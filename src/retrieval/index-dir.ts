@@ -10,7 +10,7 @@
  * build on the same folder keeps finished parts: adding `--dense` to a BM25 index embeds only, and
  * an interrupted embedding resumes.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { InputError } from '../core/errors.js';
 import { readLines } from '../core/io.js';
@@ -34,6 +34,8 @@ export interface IndexManifest {
   format: 'ragtrail-index';
   version: number;
   corpus: string;
+  /** Size and modification time of the corpus file when indexed: a changed corpus is not resumed. */
+  corpusStat?: { size: number; mtimeMs: number };
   passages: number;
   created: string;
   bm25?: Omit<Bm25Meta, 'analyzer'>;
@@ -47,6 +49,13 @@ export interface IndexBuildOptions {
   embedder?: Embedder;
   dense?: DenseBuildOptions;
   quiet?: boolean;
+  /** Rebuild from scratch when the folder holds an index of another or a changed corpus. */
+  force?: boolean;
+}
+
+function corpusStat(path: string): { size: number; mtimeMs: number } {
+  const s = statSync(path);
+  return { size: s.size, mtimeMs: Math.round(s.mtimeMs) };
 }
 
 const manifestPath = (dir: string) => join(dir, 'index.json');
@@ -80,8 +89,16 @@ export async function buildIndex(corpusPath: string, dir: string, opts: IndexBui
   let manifest: IndexManifest | undefined;
   if (existsSync(manifestPath(dir))) {
     manifest = readManifest(dir);
-    if (resolve(manifest.corpus) !== resolve(corpusPath)) {
-      throw new InputError(`${dir} already holds an index of ${manifest.corpus}`, 'choose another --out folder or delete this one');
+    const now = existsSync(corpusPath) ? corpusStat(corpusPath) : undefined;
+    const other = resolve(manifest.corpus) !== resolve(corpusPath);
+    const changed = !other && now !== undefined && manifest.corpusStat !== undefined && (now.size !== manifest.corpusStat.size || now.mtimeMs !== manifest.corpusStat.mtimeMs);
+    if (opts.force) {
+      for (const part of ['bm25', 'dense', 'index.json']) rmSync(join(dir, part), { recursive: true, force: true });
+      manifest = undefined;
+    } else if (other) {
+      throw new InputError(`${dir} already holds an index of ${manifest.corpus}`, 'choose another --out folder, delete this one, or pass --force to rebuild it');
+    } else if (changed) {
+      throw new InputError(`${corpusPath} changed since ${dir} was built from it`, 'pass --force to rebuild the index, or choose another --out folder');
     }
   }
   if (!manifest || (wantBm25 && !manifest.bm25)) {
@@ -99,7 +116,7 @@ export async function buildIndex(corpusPath: string, dir: string, opts: IndexBui
     const bm25Meta = bm25?.finish();
     progress.finish(bm25Meta ? `(${bm25Meta.vocabulary} terms, ${bm25Meta.postings} postings, ${bm25Meta.runs} runs)` : '');
     if (store.count === 0) throw new InputError(`${corpusPath}: the corpus has no passages`);
-    manifest = { format: 'ragtrail-index', version: INDEX_FORMAT_VERSION, corpus: corpusPath, passages: store.count, created: new Date().toISOString() };
+    manifest = { format: 'ragtrail-index', version: INDEX_FORMAT_VERSION, corpus: corpusPath, corpusStat: existsSync(corpusPath) ? corpusStat(corpusPath) : undefined, passages: store.count, created: new Date().toISOString() };
     if (bm25Meta) {
       const { analyzer: _analyzer, ...rest } = bm25Meta;
       manifest.bm25 = rest;

@@ -4,7 +4,8 @@
  * Listens on 127.0.0.1 unless told otherwise; an optional bearer token guards it. Malformed requests
  * get 400 with a message naming the field.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:http';
+import { HttpError as BadRequest, readBody, sendJson as send } from '../core/http-server.js';
 import { toWireDocument } from './protocol.js';
 import type { Retriever } from './types.js';
 
@@ -21,32 +22,6 @@ export interface RetrievalServerOptions {
   passages?: number;
   /** Called once per request with its outcome, for logging. */
   onRequest?: (info: { status: number; queries: number; ms: number }) => void;
-}
-
-class BadRequest extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-function send(res: ServerResponse, status: number, body: unknown): void {
-  const data = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) });
-  res.end(data);
-}
-
-async function readBody(req: IncomingMessage, limit: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > limit) throw new BadRequest(413, `request body larger than ${limit} bytes`);
-    chunks.push(chunk as Buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 interface RetrieveRequest {

@@ -5,7 +5,7 @@
  * three are 1. Total = format + accuracy + relevance + bonus (weights 1).
  */
 import type { Trajectory } from '../core/trajectory.js';
-import { exactMatch } from '../eval/metrics.js';
+import { exactMatch } from '../core/metrics.js';
 import { arenaFormat } from './format.js';
 
 export interface ArenaRewards {

@@ -4,7 +4,7 @@
  */
 import { InputError } from '../core/errors.js';
 import type { Trajectory } from '../core/trajectory.js';
-import { answerScores } from '../eval/metrics.js';
+import { answerScores } from '../core/metrics.js';
 import type { RewardContext } from './types.js';
 
 export type CorrectnessRule = 'em' | 'acc' | 'f1' | 'judge';

@@ -7,7 +7,7 @@
  *   Step, spec:     PRM(context, step) + λ_f · 1[step follows the schema]
  */
 import type { Trajectory } from '../core/trajectory.js';
-import { f1Score } from '../eval/metrics.js';
+import { f1Score } from '../core/metrics.js';
 import { proragStepFormat, proragWorkflow } from './format.js';
 
 export type ProragForm = 'code' | 'spec';

@@ -1,0 +1,1 @@
+"""Train ragtrail policies and process reward models with TRL (SFT, DPO, PRM, GRPO)."""

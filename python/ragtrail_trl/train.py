@@ -1,0 +1,504 @@
+"""Train a policy or a process reward model with TRL from a ragtrail config file.
+
+    python -m ragtrail_trl.train --config CONFIG.json
+
+CONFIG.json (written by ragtrail's TypeScript CLI):
+
+    algo        "sft" | "dpo" | "prm" | "grpo"
+    model       "tiny" (random model built here), a local checkpoint directory, or a hub id
+    tiny        for model "tiny": {corpus, questions, hidden_size, layers, heads, vocab_size, seed, dir?}
+    data        sft: trl_sft.jsonl; dpo and prm: trl_preference.jsonl; grpo: questions.jsonl
+    output_dir  where the trained model, log_history.jsonl and summary.json go
+    lora        null, or {r, alpha, dropout, target_modules}
+    trainer     fields of the TRL config class (SFTConfig, DPOConfig, RewardConfig, GRPOConfig)
+    env         grpo only: {url, token} of ragtrail's environment server
+    max_examples  optional: keep only the first N rows of the data (smoke runs)
+
+Each algorithm runs the matching TRL trainer unchanged: SFTTrainer, DPOTrainer (with a thin
+subclass that records the log-probabilities behind the loss of some batches), RewardTrainer
+on a one-output sequence classifier (the PRM of RAG-Gym and ProRAG: Bradley-Terry on the
+preference pairs), and GRPOTrainer with `environment_factory` talking to the environment server.
+
+Problems with the config or the data end the run with exit code 2 and a one-line message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import math
+import os
+import sys
+import time
+
+ALGOS = ("sft", "dpo", "prm", "grpo")
+EXIT_CONFIG = 2
+
+GRPO_SYSTEM_PROMPT = (
+    "You answer questions about a knowledge base you cannot see directly. Call the search tool "
+    "with a short query whenever you lack a fact, read what comes back, and when you are sure, "
+    "call the answer tool with a short answer."
+)
+
+
+class ConfigError(Exception):
+    """A problem the user can fix in the config or the data; `fix` says how."""
+
+    def __init__(self, problem: str, fix: str):
+        super().__init__(f"{problem}. Fix: {fix}")
+
+
+# ----------------------------------------------------------------------------- config and data
+
+
+def load_config(path: str) -> dict:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            config = json.load(handle)
+    except FileNotFoundError:
+        raise ConfigError(f"config file {path} does not exist", "pass the path of the JSON file the CLI wrote") from None
+    except json.JSONDecodeError as err:
+        raise ConfigError(
+            f"config file {path} is not valid JSON (line {err.lineno}: {err.msg})", "rewrite it as one JSON object"
+        ) from None
+    if not isinstance(config, dict):
+        raise ConfigError(f"config file {path} holds a {type(config).__name__}, not an object", "wrap the settings in {}")
+    return validate_config(config, base=os.path.dirname(os.path.abspath(path)))
+
+
+def validate_config(config: dict, base: str = ".") -> dict:
+    config = dict(config)
+    algo = config.get("algo")
+    if algo not in ALGOS:
+        raise ConfigError(f"unknown algo {algo!r}", f"set \"algo\" to one of {', '.join(ALGOS)}")
+    for key in ("data", "output_dir"):
+        if not isinstance(config.get(key), str) or not config[key]:
+            raise ConfigError(f"missing \"{key}\"", f"add \"{key}\": \"path\" to the config")
+    config["data"] = _resolve(config["data"], base)
+    config["output_dir"] = _resolve(config["output_dir"], base)
+    if not os.path.isfile(config["data"]):
+        hint = {
+            "sft": "trl_sft.jsonl from `ragtrail annotate`",
+            "dpo": "trl_preference.jsonl from `ragtrail annotate`",
+            "prm": "trl_preference.jsonl from `ragtrail annotate`",
+            "grpo": "questions.jsonl of the world or dataset",
+        }[algo]
+        raise ConfigError(f"data file {config['data']} does not exist", f"point \"data\" at {hint}")
+    config.setdefault("model", "tiny")
+    if not isinstance(config["model"], str) or not config["model"]:
+        raise ConfigError("\"model\" must be a string", "use \"tiny\", a checkpoint directory, or a hub id")
+    if config["model"] == "tiny":
+        tiny = dict(config.get("tiny") or {})
+        for key in ("corpus", "questions"):
+            if tiny.get(key):
+                tiny[key] = _resolve(tiny[key], base)
+                if not os.path.isfile(tiny[key]):
+                    raise ConfigError(f"tiny.{key} file {tiny[key]} does not exist", f"point tiny.{key} at the world's {key}.jsonl")
+        if not tiny.get("corpus") and not tiny.get("questions"):
+            raise ConfigError(
+                "model \"tiny\" needs text to learn its tokenizer from", "set tiny.corpus (and tiny.questions) to the world's jsonl files"
+            )
+        if tiny.get("dir"):
+            tiny["dir"] = _resolve(tiny["dir"], base)
+        config["tiny"] = tiny
+    lora = config.get("lora")
+    if lora is not None and not isinstance(lora, dict):
+        raise ConfigError("\"lora\" must be null or an object", "use {\"r\": 8, \"alpha\": 16, \"dropout\": 0.05, \"target_modules\": \"all-linear\"}")
+    trainer = config.get("trainer") or {}
+    if not isinstance(trainer, dict):
+        raise ConfigError("\"trainer\" must be an object of TRL config fields", "use e.g. {\"max_steps\": 6}")
+    config["trainer"] = trainer
+    if algo == "grpo":
+        env = config.get("env") or {}
+        if not isinstance(env, dict) or not env.get("url"):
+            raise ConfigError("grpo needs the environment server", "add \"env\": {\"url\": \"http://127.0.0.1:PORT\", \"token\": null}")
+        config["env"] = env
+    max_examples = config.get("max_examples")
+    if max_examples is not None and (not isinstance(max_examples, int) or max_examples < 1):
+        raise ConfigError("\"max_examples\" must be a positive integer", "remove it or set e.g. 8")
+    return config
+
+
+def _resolve(path: str, base: str) -> str:
+    return path if os.path.isabs(path) else os.path.normpath(os.path.join(base, path))
+
+
+def read_jsonl(path: str) -> list[dict]:
+    rows = []
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise ConfigError(
+                    f"{path} line {number} is not valid JSON ({err.msg})", "regenerate the file or delete that line"
+                ) from None
+            if not isinstance(row, dict):
+                raise ConfigError(f"{path} line {number} is not a JSON object", "each line must be one object")
+            rows.append(row)
+    if not rows:
+        raise ConfigError(f"{path} has no examples", "regenerate it (the annotate step produced nothing?)")
+    return rows
+
+
+def _is_messages(value) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(m, dict) and "role" in m for m in value)
+
+
+def check_rows(algo: str, rows: list[dict], path: str) -> None:
+    """Fail early, naming the line, when rows do not have the shape the trainer needs."""
+    for number, row in enumerate(rows, 1):
+        if algo == "sft":
+            if not (_is_messages(row.get("messages")) or isinstance(row.get("text"), str) or "completion" in row):
+                raise ConfigError(
+                    f"{path} example {number} has no \"messages\" list", "use trl_sft.jsonl ({\"messages\": [...]}) for sft"
+                )
+        elif algo in ("dpo", "prm"):
+            missing = [k for k in ("chosen", "rejected") if k not in row]
+            if algo == "dpo" and "prompt" not in row:
+                missing.insert(0, "prompt")
+            if missing:
+                raise ConfigError(
+                    f"{path} example {number} lacks {', '.join(missing)}",
+                    f"use trl_preference.jsonl ({{\"prompt\", \"chosen\", \"rejected\"}}) for {algo}",
+                )
+        elif algo == "grpo":
+            if not row.get("id") or not isinstance(row.get("question"), str):
+                raise ConfigError(
+                    f"{path} example {number} lacks \"id\" or \"question\"", "use a questions.jsonl ({\"id\", \"question\", ...}) for grpo"
+                )
+
+
+def grpo_rows(rows: list[dict]) -> list[dict]:
+    """Question rows -> GRPO prompts; keep the train split when the rows carry one."""
+    if any(isinstance(r.get("metadata"), dict) and "split" in r["metadata"] for r in rows):
+        rows = [r for r in rows if (r.get("metadata") or {}).get("split") == "train"]
+    return [
+        {
+            "prompt": [
+                {"role": "system", "content": GRPO_SYSTEM_PROMPT},
+                {"role": "user", "content": f"Question: {r['question']}"},
+            ],
+            "question_id": str(r["id"]),
+        }
+        for r in rows
+    ]
+
+
+# ----------------------------------------------------------------------------- trainer pieces
+
+
+def log_writer(path: str):
+    """Trainer callback that appends every log record to `path` (jsonl) as it happens."""
+    from transformers import TrainerCallback
+
+    class LogWriter(TrainerCallback):
+        def __init__(self):
+            self.records: list[dict] = []
+            open(path, "w").close()
+
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            record = {"step": state.global_step, **{k: _plain(v) for k, v in (logs or {}).items()}}
+            self.records.append(record)
+            with open(path, "a", encoding="utf-8") as handle:
+                handle.write(json.dumps(record) + "\n")
+
+    return LogWriter()
+
+
+def _plain(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if hasattr(value, "item"):
+        return value.item()
+    return value
+
+
+def recording_dpo_trainer():
+    """DPOTrainer that keeps, for the first and the latest training batch, the summed log-probs behind its loss.
+
+    TRL computes per-token log-probs with `selective_log_softmax`, masks the prompt tokens in
+    place, and sums per sequence. For the recorded batches we wrap that one function while
+    `_compute_loss` runs, keep the tensors it returns (policy first, then reference unless the
+    reference log-probs were precomputed), and sum them after TRL has masked them: the numbers
+    are TRL's own, not a re-computation.
+    """
+    from trl import DPOTrainer
+    from trl.trainer import dpo_trainer as dpo_module
+
+    class RecordingDPOTrainer(DPOTrainer):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.batch_records: dict[str, dict] = {}
+
+        def _compute_loss(self, model, inputs, return_outputs):
+            if not self.model.training:
+                return super()._compute_loss(model, inputs, return_outputs)
+            captured = []
+            original = dpo_module.selective_log_softmax
+
+            def spy(logits, index):
+                out = original(logits, index)
+                captured.append(out)
+                return out
+
+            dpo_module.selective_log_softmax = spy
+            try:
+                result = super()._compute_loss(model, inputs, return_outputs)
+            finally:
+                dpo_module.selective_log_softmax = original
+            loss = result[0] if return_outputs else result
+            record = self._record(captured, inputs, loss)
+            if record is not None:
+                self.batch_records.setdefault("first_batch", record)
+                self.batch_records["last_batch"] = record
+            return result
+
+        def _record(self, captured, inputs, loss):
+            if not captured or self.ld_alpha is not None:
+                return None
+            policy = captured[0].detach().float().sum(dim=1)
+            chosen, rejected = policy.chunk(2, dim=0)
+            if self.precompute_ref_logps:
+                ref_chosen, ref_rejected = inputs["ref_chosen_logps"], inputs["ref_rejected_logps"]
+            elif len(captured) > 1:
+                ref_chosen, ref_rejected = captured[1].detach().float().sum(dim=1).chunk(2, dim=0)
+            else:
+                return None
+            return {
+                "step": self.state.global_step + 1,
+                "chosen_logps": chosen.tolist(),
+                "rejected_logps": rejected.tolist(),
+                "ref_chosen_logps": [float(x) for x in ref_chosen.tolist()],
+                "ref_rejected_logps": [float(x) for x in ref_rejected.tolist()],
+                "beta": float(self.beta),
+                "loss_type": list(self.loss_types),
+                "loss": float(loss.detach().item()),
+            }
+
+    return RecordingDPOTrainer
+
+
+def _config_class(algo: str):
+    import trl
+
+    return {"sft": trl.SFTConfig, "dpo": trl.DPOConfig, "prm": trl.RewardConfig, "grpo": trl.GRPOConfig}[algo]
+
+
+def trainer_args(config: dict, tiny: bool):
+    """TRL config object: quiet CPU-friendly defaults, then the config's `trainer` fields on top."""
+    import dataclasses
+
+    import torch
+
+    algo = config["algo"]
+    cls = _config_class(algo)
+    defaults = {
+        "report_to": "none",
+        "logging_steps": 1,
+        "save_strategy": "no",
+        "disable_tqdm": True,
+        "seed": 0,
+    }
+    if not torch.cuda.is_available():
+        defaults["bf16"] = False  # TRL turns bf16 on by default; CPU runs stay in float32
+    if tiny:
+        defaults["gradient_checkpointing"] = False
+    if algo == "sft":
+        defaults["assistant_only_loss"] = True  # loss on the chosen action, not on the state
+    if algo == "grpo":
+        generations = int(config["trainer"].get("num_generations", 4))
+        defaults.update(
+            num_generations=generations,
+            per_device_train_batch_size=generations,
+            max_completion_length=64,
+            max_tool_calling_iterations=4,
+        )
+    fields = {f.name for f in dataclasses.fields(cls)}
+    overrides = {k: v for k, v in config["trainer"].items() if k != "output_dir"}
+    unknown = sorted(set(overrides) - fields)
+    if unknown:
+        raise ConfigError(
+            f"unknown {cls.__name__} field(s) in \"trainer\": {', '.join(unknown)}",
+            f"remove them or check the spelling against trl.{cls.__name__} (TRL 1.13)",
+        )
+    kwargs = {**defaults, **overrides, "output_dir": config["output_dir"]}
+    try:
+        return cls(**kwargs), kwargs
+    except (TypeError, ValueError) as err:
+        raise ConfigError(f"TRL rejected the trainer settings: {err}", f"adjust \"trainer\" for {cls.__name__}") from None
+
+
+def peft_config(lora: dict | None, algo: str):
+    if not lora:
+        return None
+    from peft import LoraConfig
+
+    known = {"r", "alpha", "dropout", "target_modules", "bias", "modules_to_save"}
+    unknown = sorted(set(lora) - known)
+    if unknown:
+        raise ConfigError(f"unknown lora field(s): {', '.join(unknown)}", f"use only {', '.join(sorted(known))}")
+    return LoraConfig(
+        r=int(lora.get("r", 8)),
+        lora_alpha=int(lora.get("alpha", 2 * int(lora.get("r", 8)))),
+        lora_dropout=float(lora.get("dropout", 0.0)),
+        target_modules=lora.get("target_modules", "all-linear"),
+        bias=lora.get("bias", "none"),
+        modules_to_save=lora.get("modules_to_save"),
+        task_type="SEQ_CLS" if algo == "prm" else "CAUSAL_LM",
+    )
+
+
+def resolve_model(config: dict) -> str:
+    """Path or hub id of the starting checkpoint; builds the tiny random model when asked."""
+    if config["model"] != "tiny":
+        return config["model"]
+    from .tiny import build_tiny
+
+    tiny = config["tiny"]
+    return build_tiny(
+        tiny.get("dir") or os.path.join(config["output_dir"], "tiny-init"),
+        corpus=tiny.get("corpus"),
+        questions=tiny.get("questions"),
+        hidden_size=int(tiny.get("hidden_size", 64)),
+        layers=int(tiny.get("layers", 2)),
+        heads=int(tiny.get("heads", 4)),
+        vocab_size=int(tiny.get("vocab_size", 2000)),
+        seed=int(tiny.get("seed", 0)),
+    )
+
+
+# ----------------------------------------------------------------------------- run
+
+
+def run(config: dict) -> dict:
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    started = time.time()
+    algo = config["algo"]
+    rows = read_jsonl(config["data"])
+    check_rows(algo, rows, config["data"])
+    if algo == "grpo":
+        rows = grpo_rows(rows)
+        if not rows:
+            raise ConfigError(f"{config['data']} has no train-split questions", "use a questions file with metadata.split = \"train\"")
+    if config.get("max_examples"):
+        rows = rows[: config["max_examples"]]
+    if algo == "grpo":
+        from .env_client import EnvError, check_server
+
+        try:
+            check_server(config["env"]["url"], config["env"].get("token"))
+        except EnvError as err:
+            raise ConfigError(str(err), "start ragtrail's environment server and put its address in env.url") from None
+
+    os.makedirs(config["output_dir"], exist_ok=True)
+    args, effective = trainer_args(config, tiny=config["model"] == "tiny")
+    peft = peft_config(config.get("lora"), algo)
+
+    from datasets import Dataset
+    from transformers import set_seed
+
+    from .tiny import load_tokenizer
+
+    set_seed(args.seed)
+    model_path = resolve_model(config)
+    try:
+        tokenizer = load_tokenizer(model_path)
+    except OSError as err:
+        raise ConfigError(f"cannot load a tokenizer for model {model_path!r} ({err})", "use \"tiny\" or a checkpoint directory with tokenizer files") from None
+    dataset = Dataset.from_list(rows)
+    writer = log_writer(os.path.join(config["output_dir"], "log_history.jsonl"))
+    common = dict(args=args, train_dataset=dataset, processing_class=tokenizer, callbacks=[writer], peft_config=peft)
+
+    import trl
+
+    if algo == "sft":
+        trainer = trl.SFTTrainer(model=model_path, **common)
+    elif algo == "dpo":
+        trainer = recording_dpo_trainer()(model=model_path, **common)
+    elif algo == "prm":
+        trainer = trl.RewardTrainer(model=model_path, **common)
+    else:
+        from .env_client import RagtrailEnv, episode_reward
+
+        env = config["env"]
+        factory = functools.partial(RagtrailEnv, url=env["url"], token=env.get("token"), timeout=float(env.get("timeout", 60)))
+        trainer = trl.GRPOTrainer(model=model_path, reward_funcs=[episode_reward], environment_factory=factory, **common)
+
+    trainer.train()
+    trainer.save_model(config["output_dir"])
+
+    summary = summarize(config, writer.records, model_path, len(rows), time.time() - started, effective)
+    if algo == "dpo":
+        summary.update(trainer.batch_records)
+    with open(os.path.join(config["output_dir"], "summary.json"), "w", encoding="utf-8") as handle:
+        json.dump(summary, handle, indent=2)
+    return summary
+
+
+def summarize(config: dict, records: list[dict], model_path: str, n_examples: int, seconds: float, effective: dict) -> dict:
+    steps = [r for r in records if "loss" in r]
+    losses = [r["loss"] for r in steps]
+    summary = {
+        "algo": config["algo"],
+        "model": config["model"],
+        "model_path": model_path,
+        "data": config["data"],
+        "output_dir": config["output_dir"],
+        "n_examples": n_examples,
+        "steps": steps[-1]["step"] if steps else 0,
+        "first_loss": losses[0] if losses else None,
+        "last_loss": losses[-1] if losses else None,
+        "losses": losses,
+        "seconds": round(seconds, 2),
+        "lora": config.get("lora"),
+        "trainer": {k: v for k, v in effective.items() if k != "output_dir"},
+    }
+    if config["algo"] == "grpo":
+        rewards = [r.get("reward") for r in steps]
+        summary["rewards"] = rewards
+        summary["first_reward"] = rewards[0] if rewards else None
+        summary["last_reward"] = rewards[-1] if rewards else None
+        summary["tool_call_frequency"] = [r.get("tools/call_frequency") for r in steps]
+    return summary
+
+
+def describe(summary: dict) -> str:
+    def num(x):
+        return "n/a" if x is None else f"{x:.4f}"
+
+    line = (
+        f"{summary['algo']}: {summary['steps']} steps on {summary['n_examples']} examples in {summary['seconds']}s, "
+        f"loss {num(summary['first_loss'])} -> {num(summary['last_loss'])}"
+    )
+    if summary["algo"] == "grpo":
+        line += f", mean reward {num(summary['first_reward'])} -> {num(summary['last_reward'])}"
+    if "first_batch" in summary:
+        line += f", first-batch DPO loss {summary['first_batch']['loss']:.4f}"
+    return line + f"\nmodel and logs in {summary['output_dir']}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m ragtrail_trl.train", description="Train with TRL from a ragtrail config.")
+    parser.add_argument("--config", required=True, help="JSON config written by ragtrail's CLI")
+    options = parser.parse_args(argv)
+    from .env_client import EnvError
+
+    try:
+        config = load_config(options.config)
+        summary = run(config)
+    except ConfigError as err:
+        print(f"ragtrail_trl: {err}", file=sys.stderr)
+        return EXIT_CONFIG
+    except EnvError as err:
+        print(f"ragtrail_trl: environment server failed during training: {err}. Fix: check the server's log and env.url", file=sys.stderr)
+        return EXIT_CONFIG
+    print(describe(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

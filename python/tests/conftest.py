@@ -1,0 +1,99 @@
+"""Shared fixtures: a small ragtrail world made by the TypeScript CLI, and a tiny model built from it."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PYTHON_DIR = Path(__file__).resolve().parents[1]
+REPO = PYTHON_DIR.parent
+for entry in (str(PYTHON_DIR), str(Path(__file__).resolve().parent)):
+    if entry not in sys.path:
+        sys.path.insert(0, entry)
+
+os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+
+
+def _node(*args: str) -> None:
+    if shutil.which("node") is None:
+        pytest.fail("node is not on PATH; the tests generate their data with ragtrail's TypeScript CLI")
+    result = subprocess.run(
+        ["node", "--import", "tsx", "src/cli/main.ts", *args], cwd=REPO, capture_output=True, text=True, timeout=300
+    )
+    if result.returncode != 0:
+        pytest.fail(f"ragtrail {' '.join(args[:2])} failed ({result.returncode}):\n{result.stderr[-2000:]}")
+
+
+@pytest.fixture(scope="session")
+def world(tmp_path_factory) -> dict[str, str]:
+    """World, BM25 index, annotations (12 train questions, 12 MCTS simulations each) and a PRM trained on them."""
+    root = tmp_path_factory.mktemp("ragtrail")
+    _node("world", "--out", str(root / "world"), "--entities", "300", "--seed", "1")
+    _node("index", "build", "--corpus", str(root / "world/corpus.jsonl"), "--out", str(root / "index"))
+    _node(
+        "annotate", "--policy", "sim", "--index", str(root / "index"),
+        "--dataset", str(root / "world/questions.jsonl"), "--limit", "12", "--split", "train",
+        "--out", str(root / "ann"), "--simulations", "12",
+    )  # fmt: skip
+    _node("prm", "train", "--pairs", str(root / "ann/prm_pairs.jsonl"), "--out", str(root / "prm.json"), "--epochs", "10")
+    paths = {
+        "root": str(root),
+        "index": str(root / "index"),
+        "prm": str(root / "prm.json"),
+        "corpus": str(root / "world/corpus.jsonl"),
+        "questions": str(root / "world/questions.jsonl"),
+        "sft": str(root / "ann/trl_sft.jsonl"),
+        "preference": str(root / "ann/trl_preference.jsonl"),
+    }
+    for name, path in paths.items():
+        assert os.path.exists(path), f"{name}: {path} was not produced"
+    return paths
+
+
+@pytest.fixture(scope="session")
+def tiny_dir(world, tmp_path_factory) -> str:
+    """One tiny random model for the whole session; runs point tiny.dir at it."""
+    from ragtrail_trl.tiny import build_tiny
+
+    return build_tiny(tmp_path_factory.mktemp("tiny") / "model", corpus=world["corpus"], questions=world["questions"])
+
+
+@pytest.fixture
+def run_training(tmp_path, world, tiny_dir):
+    """Write a config (tiny model defaults filled in), run the trainer in-process, return summary.json."""
+    from ragtrail_trl import train
+
+    def run(config: dict, name: str = "run") -> dict:
+        config = {
+            "model": "tiny",
+            "tiny": {"corpus": world["corpus"], "questions": world["questions"], "dir": tiny_dir},
+            "output_dir": str(tmp_path / name),
+            **config,
+        }
+        # float32 everywhere, so the numbers do not depend on whether a GPU is present
+        config["trainer"] = {"bf16": False, **config.get("trainer", {})}
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(config))
+        assert train.main(["--config", str(path)]) == 0
+        with open(os.path.join(config["output_dir"], "summary.json")) as handle:
+            return json.load(handle)
+
+    return run
+
+
+@pytest.fixture
+def env_server(world, tmp_path):
+    """ragtrail's real serve-env over the world, with the PRM's step rewards and F1 as the outcome."""
+    from env_server import EnvServer
+
+    with EnvServer(world, tmp_path, prm=world["prm"]) as server:
+        yield server

@@ -1,0 +1,261 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import type { Command } from 'commander';
+import { InputError } from '../core/errors.js';
+import { getProtocol } from '../agents/registry.js';
+import { createPolicy } from '../eval/systems.js';
+import { demonstrations, preferencePairs, readTrees } from '../learn/gym/data.js';
+import { GymPolicy } from '../learn/gym/policy.js';
+import { GYM_ALGOS, type GymAlgo, type LogEntry, type RlAlgo, trainDpo, trainRl, trainSft } from '../learn/gym/train.js';
+import { createEnvServer } from '../learn/serve-env.js';
+import { ensureVenv, runTrl, type TrlAlgo, type TrlConfig, trlCommand, writeTrlConfig } from '../learn/trl.js';
+import { createPrm } from '../prm/select.js';
+import { choiceArg, collect, intArg, numberArg } from './options.js';
+import { addEnvOptions, type EnvOpts, envServiceFrom, listen } from './serve-env.js';
+
+const ALGOS = [...GYM_ALGOS, 'prm'] as const;
+type Algo = (typeof ALGOS)[number];
+const TRL_ALGOS: readonly TrlAlgo[] = ['sft', 'dpo', 'prm', 'grpo'];
+
+interface TrainOpts extends Omit<EnvOpts, 'agent'> {
+  algo: Algo;
+  engine: 'gym' | 'trl';
+  agent?: string;
+  data?: string;
+  policyOut?: string;
+  init?: string;
+  head: 'linear' | 'mlp';
+  epochs?: number;
+  lr?: number;
+  batch?: number;
+  beta?: number;
+  referenceFree: boolean;
+  seed: number;
+  groupSize?: number;
+  questionsPerBatch?: number;
+  updates?: number;
+  temperature?: number;
+  klBeta?: number;
+  kl?: 'k1' | 'k2' | 'k3';
+  epsLow?: number;
+  epsHigh?: number;
+  // TRL
+  out?: string;
+  model: string;
+  lora: boolean;
+  loraR: number;
+  loraAlpha: number;
+  maxSteps?: number;
+  trainer: string[];
+  maxExamples?: number;
+  venv?: string;
+  python?: string;
+  printOnly: boolean;
+  setupOnly: boolean;
+}
+
+function parseTrainerArg(kv: string): [string, unknown] {
+  const i = kv.indexOf('=');
+  if (i <= 0) throw new InputError(`--trainer ${kv}: expected key=value`, 'e.g. --trainer gradient_accumulation_steps=8');
+  const v = kv.slice(i + 1);
+  let value: unknown = v;
+  try {
+    value = JSON.parse(v);
+  } catch {
+    // a plain string
+  }
+  return [kv.slice(0, i), value];
+}
+
+/** The annotate output folder, or one of its files, for the TRL data of an algorithm. */
+function trlData(data: string | undefined, algo: TrlAlgo): string {
+  if (!data) throw new InputError(`--engine trl --algo ${algo} needs --data`, algo === 'grpo' ? 'give --dataset FILE (the questions); --data is for sft/dpo/prm' : 'give the --out folder of `ragtrail annotate` (or one of its trl_*.jsonl files)');
+  if (existsSync(data) && statSync(data).isDirectory()) {
+    const file = join(data, algo === 'sft' ? 'trl_sft.jsonl' : 'trl_preference.jsonl');
+    if (!existsSync(file)) throw new InputError(`${file} not found`, 'run `ragtrail annotate --out DIR` first and give that DIR as --data');
+    return resolve(file);
+  }
+  if (!existsSync(data)) throw new InputError(`${data} not found`, 'give the --out folder of `ragtrail annotate`');
+  return resolve(data);
+}
+
+async function trainWithTrl(opts: TrainOpts): Promise<void> {
+  const algo = opts.algo as TrlAlgo;
+  if (!TRL_ALGOS.includes(algo)) throw new InputError(`--engine trl trains ${TRL_ALGOS.join(', ')}; "${opts.algo}" is a gym algorithm`, 'use --engine gym for dapo, lws and prorag on the gym policy; for LLMs, see the DAPO settings in python/README.md');
+  if (!opts.out) throw new InputError('--engine trl needs --out DIR (model, logs, summary.json)');
+  const out = resolve(opts.out);
+  mkdirSync(out, { recursive: true });
+  const trainer: Record<string, unknown> = Object.fromEntries(opts.trainer.map(parseTrainerArg));
+  if (opts.maxSteps !== undefined) trainer['max_steps'] = opts.maxSteps;
+  if (opts.lr !== undefined) trainer['learning_rate'] = opts.lr;
+  if (opts.batch !== undefined) trainer['per_device_train_batch_size'] = opts.batch;
+  if (opts.epochs !== undefined) trainer['num_train_epochs'] = opts.epochs;
+  if (opts.beta !== undefined && algo === 'dpo') trainer['beta'] = opts.beta;
+  if (opts.klBeta !== undefined && algo === 'grpo') trainer['beta'] = opts.klBeta;
+  if (opts.groupSize !== undefined && algo === 'grpo') trainer['num_generations'] = opts.groupSize;
+  trainer['seed'] ??= opts.seed;
+  const config: TrlConfig = {
+    algo,
+    model: opts.model,
+    data: algo === 'grpo' ? resolve(opts.dataset ?? '') : trlData(opts.data, algo),
+    output_dir: out,
+    lora: opts.lora ? { r: opts.loraR, alpha: opts.loraAlpha, dropout: 0.05, target_modules: 'all-linear' } : null,
+    trainer,
+  };
+  if (opts.maxExamples) config.max_examples = opts.maxExamples;
+  if (opts.model === 'tiny') {
+    // The tiny model's tokenizer learns its vocabulary from the world's text.
+    const corpus = opts.index ? findCorpus(opts.index) : undefined;
+    config.tiny = { corpus, questions: opts.dataset ? resolve(opts.dataset) : undefined };
+  }
+  const configPath = join(out, 'config.json');
+  let stop: (() => Promise<void>) | undefined;
+  if (algo === 'grpo') {
+    if (!opts.index || !opts.dataset) throw new InputError('--engine trl --algo grpo needs --index and --dataset: the environment the rollouts run in', 'e.g. --index world-index --dataset world/questions.jsonl');
+    // The environment server runs in this process for the length of the training.
+    const service = await envServiceFrom({ ...opts, agent: opts.agent ?? 'search-r1' });
+    const token = randomBytes(12).toString('hex');
+    const server = createEnvServer(service, { token });
+    const port = await listen(server, 0, '127.0.0.1');
+    config.env = { url: `http://127.0.0.1:${port}`, token };
+    console.error(`environment server for the rollouts at ${config.env.url} (${service.opts.questions.length} questions, outcome ${opts.reward ?? 'em'}${opts.prm ? `, step rewards from ${opts.prm}` : ''})`);
+    stop = () => new Promise((r) => server.close(() => r()));
+    server.unref();
+  }
+  writeTrlConfig(config, configPath);
+  const python = opts.printOnly ? join(opts.venv ?? '$RAGTRAIL_VENV', 'bin', 'python') : ensureVenv({ venv: opts.venv, python: opts.python });
+  const { line } = trlCommand(python, configPath);
+  console.log(`config: ${configPath}`);
+  console.log(`command: ${line}`);
+  if (opts.printOnly) return;
+  const code = await runTrl(python, configPath);
+  await stop?.();
+  if (code !== 0) throw new InputError(`TRL training exited with ${code}`, 'read its message above');
+  console.log(`summary: ${join(out, 'summary.json')}`);
+}
+
+function findCorpus(index: string): string | undefined {
+  try {
+    const manifest = JSON.parse(readFileSync(join(index, 'index.json'), 'utf8')) as { corpus?: string };
+    return manifest.corpus ? resolve(manifest.corpus) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function printLog(algo: string) {
+  return (e: LogEntry) => {
+    const extra = Object.entries(e)
+      .filter(([k]) => k !== 'step' && k !== 'loss')
+      .map(([k, v]) => `${k} ${Number.isInteger(v) ? v : v.toFixed(4)}`)
+      .join(', ');
+    console.log(`${algo} ${e.step}: loss ${e.loss.toFixed(4)}${extra ? `, ${extra}` : ''}`);
+  };
+}
+
+async function trainGym(opts: TrainOpts): Promise<void> {
+  if (opts.algo === 'prm') throw new InputError('--algo prm trains a PRM with TRL (--engine trl); the TypeScript PRM head is `ragtrail prm train`');
+  if (!opts.policyOut) throw new InputError('--engine gym needs --policy-out FILE (the trained policy, JSON)', 'then use it anywhere with --policy gym:FILE');
+  const algo = opts.algo as GymAlgo;
+  const offline = algo === 'sft' || algo === 'dpo';
+  const trees = offline ? await readTrees(opts.data ?? (() => { throw new InputError(`--algo ${algo} needs --data DIR`, 'the --out folder of `ragtrail annotate`'); })()) : [];
+  const agent = opts.agent ?? trees[0]?.agent ?? 'reasonrag';
+  const protocol = getProtocol(agent);
+  let policy: GymPolicy;
+  if (opts.init) {
+    const p = createPolicy(opts.init, protocol);
+    if (!(p instanceof GymPolicy)) throw new InputError(`--init ${opts.init}: not a gym policy`, 'use gym or gym:FILE');
+    policy = p;
+  } else {
+    policy = GymPolicy.fresh(protocol, opts.head, 16, opts.seed);
+  }
+  const t0 = performance.now();
+  let log: LogEntry[];
+  const common = { seed: opts.seed, ...(opts.lr !== undefined ? { lr: opts.lr } : {}), ...(opts.epochs !== undefined ? { epochs: opts.epochs } : {}) };
+  if (algo === 'sft') {
+    const demos = demonstrations(trees);
+    if (demos.length === 0) throw new InputError(`${opts.data}: no demonstrations (no best-path step reached Q ≥ 0.5)`, 'annotate more questions or with more simulations');
+    console.log(`sft on ${demos.length} demonstrated steps from ${trees.length} trees`);
+    log = trainSft(policy, demos, { ...common, ...(opts.batch ? { batch: opts.batch } : {}) }, printLog('sft'));
+  } else if (algo === 'dpo') {
+    const pairs = preferencePairs(trees);
+    if (pairs.length === 0) throw new InputError(`${opts.data}: no preference pairs`, 'annotate more questions or with more simulations');
+    console.log(`step-level dpo on ${pairs.length} pairs from ${trees.length} trees${opts.referenceFree ? ' (reference-free)' : ''}`);
+    log = trainDpo(policy, pairs, { ...common, ...(opts.batch ? { batch: opts.batch } : {}), ...(opts.beta !== undefined ? { beta: opts.beta } : {}), referenceFree: opts.referenceFree }, printLog('dpo'));
+  } else {
+    const service = await envServiceFrom({ ...opts, agent });
+    const prm = algo === 'prorag' ? (opts.prm ? await createPrm(opts.prm, { apiKey: opts.apiKey }) : undefined) : undefined;
+    if (algo === 'prorag' && !prm) throw new InputError('--algo prorag needs --prm SPEC for the step rewards', 'e.g. --prm prm.json from `ragtrail prm train`');
+    const rewardOverride = opts.reward ? { reward: opts.reward } : {};
+    const cfg = {
+      algo: algo as RlAlgo,
+      ...common,
+      ...rewardOverride,
+      ...(opts.groupSize !== undefined ? { groupSize: opts.groupSize } : {}),
+      ...(opts.questionsPerBatch !== undefined ? { questionsPerBatch: opts.questionsPerBatch } : {}),
+      ...(opts.updates !== undefined ? { updatesPerBatch: opts.updates } : {}),
+      ...(opts.temperature !== undefined ? { temperature: opts.temperature } : {}),
+      ...(opts.klBeta !== undefined ? { beta: opts.klBeta } : {}),
+      ...(opts.kl ? { kl: opts.kl } : {}),
+      ...(opts.epsLow !== undefined ? { epsLow: opts.epsLow } : {}),
+      ...(opts.epsHigh !== undefined ? { epsHigh: opts.epsHigh } : {}),
+    };
+    console.log(`${algo} on ${service.opts.questions.length} questions`);
+    log = await trainRl(policy, { env: service.opts.env, questions: service.opts.questions, prm, onLog: printLog(algo) }, cfg);
+  }
+  mkdirSync(dirname(resolve(opts.policyOut)), { recursive: true });
+  const trained = policy.clone(`${algo}`);
+  trained.save(opts.policyOut, [{ algo, data: opts.data ?? opts.dataset ?? null, seconds: (performance.now() - t0) / 1000, log }]);
+  const first = log[0]!;
+  const last = log[log.length - 1]!;
+  const reward = first['reward'] !== undefined ? `, mean sampled reward ${first['reward'].toFixed(4)} → ${last['reward']!.toFixed(4)} (first → last batch)` : '';
+  console.log(`trained ${algo} in ${((performance.now() - t0) / 1000).toFixed(1)} s: loss ${first.loss.toFixed(4)} → ${last.loss.toFixed(4)}${reward}; wrote ${opts.policyOut} (use it with --policy gym:${opts.policyOut})`);
+  console.log('note: the gym policy is a small non-LLM model over generated candidate actions; it measures the training pipeline, not a language model');
+}
+
+export function registerTrain(program: Command): void {
+  const cmd = program
+    .command('train')
+    .description('train a policy: the TypeScript gym policy (--engine gym: sft, dpo, grpo, dapo, lws, prorag) or an LLM through TRL (--engine trl: sft, dpo, prm, grpo)')
+    .requiredOption('--algo <name>', `${ALGOS.join(', ')}`, choiceArg(ALGOS))
+    .option('--engine <e>', 'gym (TypeScript, offline) or trl (Python, TRL trainers)', choiceArg(['gym', 'trl'] as const), 'gym')
+    .option('--data <dir>', 'sft/dpo/prm: the --out folder of `ragtrail annotate` (trl: or one of its trl_*.jsonl files)')
+    .option('--policy-out <file>', 'gym: where to write the trained policy (use it with --policy gym:FILE)')
+    .option('--init <spec>', 'gym: start from this policy (gym:FILE) instead of a fresh one')
+    .option('--head <kind>', 'gym: linear or mlp scorer', choiceArg(['linear', 'mlp'] as const), 'linear')
+    .option('--epochs <n>', 'passes over the data / training questions', intArg(1, 100_000))
+    .option('--lr <x>', 'learning rate', numberArg(0, 10))
+    .option('--batch <n>', 'batch size', intArg(1, 1_000_000))
+    .option('--beta <x>', 'DPO β', numberArg(0, 1000))
+    .option('--reference-free', 'gym dpo: the reference-free form ReasonRAG writes', false)
+    .option('--seed <n>', 'seed', intArg(0), 0)
+    .option('--group-size <n>', 'GRPO/DAPO: episodes per question (G)', intArg(2, 1024))
+    .option('--questions-per-batch <n>', 'gym RL: questions per update', intArg(1, 1_000_000))
+    .option('--updates <n>', 'gym RL: gradient steps per batch of episodes (μ)', intArg(1, 1000))
+    .option('--temperature <t>', 'gym RL: sampling temperature of the rollouts', numberArg(0.01, 100))
+    .option('--kl-beta <x>', 'KL coefficient (gym grpo/prorag default 0.04; dapo/lws 0)', numberArg(0, 100))
+    .option('--kl <k>', 'gym RL: KL estimator k1, k2 (ARENA) or k3 (GRPO)', choiceArg(['k1', 'k2', 'k3'] as const))
+    .option('--eps-low <x>', 'gym RL: lower clip ε', numberArg(0, 1))
+    .option('--eps-high <x>', 'gym RL: upper clip ε (DAPO 0.28)', numberArg(0, 10))
+    .option('--out <dir>', 'trl: output folder (model, config.json, log_history.jsonl, summary.json)')
+    .option('--model <m>', 'trl: "tiny" (random model built from a config, for smoke runs), a checkpoint folder or a hub id', 'tiny')
+    .option('--lora', 'trl: train LoRA adapters (PEFT) instead of all weights', false)
+    .option('--lora-r <n>', 'trl: LoRA rank', intArg(1, 4096), 16)
+    .option('--lora-alpha <n>', 'trl: LoRA alpha', intArg(1, 8192), 32)
+    .option('--max-steps <n>', 'trl: optimiser steps', intArg(1))
+    .option('--trainer <k=v>', 'trl: any field of the TRL config (repeatable), e.g. gradient_accumulation_steps=8', collect, [])
+    .option('--max-examples <n>', 'trl: first N examples only', intArg(1))
+    .option('--venv <dir>', 'trl: Python environment (default $RAGTRAIL_VENV or ~/.cache/ragtrail/trl-venv; created on first use)')
+    .option('--python <exe>', 'trl: interpreter that creates the venv (default $RAGTRAIL_PYTHON, python3)')
+    .option('--print-only', 'trl: write the config and print the command without running it', false)
+    .option('--setup-only', 'trl: create the Python environment and stop', false);
+  addEnvOptions(cmd, {}).action(async (opts: TrainOpts) => {
+    if (opts.setupOnly) {
+      console.log(`python: ${ensureVenv({ venv: opts.venv, python: opts.python })}`);
+      return;
+    }
+    if (opts.engine === 'trl') await trainWithTrl(opts);
+    else await trainGym(opts);
+  });
+}

@@ -1,0 +1,82 @@
+/**
+ * Answer metrics exactly as the reference scripts compute them (SQuAD v1.1 / HotpotQA
+ * `hotpot_evaluate_v1.py` / FlashRAG's evaluator), SPEC §3. Each takes the maximum over gold answers.
+ * In core because rewards, search trees and simulated agents score answers too; eval re-exports them.
+ */
+import { normalizeAnswer, type NormalizeOptions, pySplit } from './text.js';
+
+export { normalizeAnswer, type NormalizeOptions, pySplit };
+
+function golds(answers: string | readonly string[]): readonly string[] {
+  return typeof answers === 'string' ? [answers] : answers;
+}
+
+/** EM: 1 when the normalised prediction equals some normalised gold answer. */
+export function exactMatch(prediction: string, answers: string | readonly string[], opts?: NormalizeOptions): number {
+  const p = normalizeAnswer(prediction, opts);
+  return golds(answers).some((g) => normalizeAnswer(g, opts) === p) ? 1 : 0;
+}
+
+/** Acc (FlashRAG "acc", cover-EM): 1 when some normalised gold answer is a substring of the normalised prediction. */
+export function coverMatch(prediction: string, answers: string | readonly string[], opts?: NormalizeOptions): number {
+  const p = normalizeAnswer(prediction, opts);
+  return golds(answers).some((g) => p.includes(normalizeAnswer(g, opts))) ? 1 : 0;
+}
+
+export interface F1Result {
+  f1: number;
+  precision: number;
+  recall: number;
+}
+
+const SPECIAL = new Set(['yes', 'no', 'noanswer']);
+
+/** Token F1 against one gold answer, with HotpotQA's rule: yes/no/noanswer must match exactly. */
+function f1Single(pred: string, gold: string): F1Result {
+  const zero = { f1: 0, precision: 0, recall: 0 };
+  if ((SPECIAL.has(pred) || SPECIAL.has(gold)) && pred !== gold) return zero;
+  const predTokens = pySplit(pred);
+  const goldTokens = pySplit(gold);
+  const counts = new Map<string, number>();
+  for (const t of goldTokens) counts.set(t, (counts.get(t) ?? 0) + 1);
+  let same = 0;
+  for (const t of predTokens) {
+    const c = counts.get(t) ?? 0;
+    if (c > 0) {
+      same++;
+      counts.set(t, c - 1);
+    }
+  }
+  if (same === 0) return zero;
+  const precision = same / predTokens.length;
+  const recall = same / goldTokens.length;
+  return { f1: (2 * precision * recall) / (precision + recall), precision, recall };
+}
+
+/** Token-level F1, precision and recall, each maximised over gold answers independently (as FlashRAG does). */
+export function f1Score(prediction: string, answers: string | readonly string[], opts?: NormalizeOptions): F1Result {
+  const p = normalizeAnswer(prediction, opts);
+  const best = { f1: 0, precision: 0, recall: 0 };
+  for (const g of golds(answers)) {
+    const r = f1Single(p, normalizeAnswer(g, opts));
+    best.f1 = Math.max(best.f1, r.f1);
+    best.precision = Math.max(best.precision, r.precision);
+    best.recall = Math.max(best.recall, r.recall);
+  }
+  return best;
+}
+
+export interface AnswerScores {
+  em: number;
+  f1: number;
+  acc: number;
+}
+
+/** EM, F1 and Acc of one prediction. */
+export function answerScores(prediction: string, answers: string | readonly string[], opts?: NormalizeOptions): AnswerScores {
+  return {
+    em: exactMatch(prediction, answers, opts),
+    f1: f1Score(prediction, answers, opts).f1,
+    acc: coverMatch(prediction, answers, opts),
+  };
+}

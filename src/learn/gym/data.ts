@@ -1,0 +1,73 @@
+/**
+ * Training data for the gym policy from `ragtrail annotate` output: demonstrations (the steps of each
+ * tree's best path, as the SFT file has them) and step preference pairs (the mined pairs, as the DPO
+ * file has them), rebuilt as full states so that the policy's candidates can be generated again. A
+ * demonstrated or preferred action the generator would not propose joins the candidate set.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { InputError } from '../../core/errors.js';
+import { readJsonl } from '../../core/io.js';
+import type { Action } from '../../core/trajectory.js';
+import type { Protocol } from '../../agents/protocol.js';
+import type { State } from '../../env/env.js';
+import { bestPath } from '../../process/export.js';
+import { minePairs } from '../../process/mine.js';
+import { type SavedTree, stateAt } from '../../process/tree.js';
+import { type Choice, choicesFor, indexOf } from './policy.js';
+
+export interface StateAction {
+  state: State;
+  action: Action;
+  questionId: string;
+}
+
+export interface StatePair {
+  state: State;
+  chosen: Action;
+  rejected: Action;
+  questionId: string;
+  gap: number;
+}
+
+export async function readTrees(dir: string): Promise<SavedTree[]> {
+  const path = join(dir, 'trees.jsonl');
+  if (!existsSync(path)) throw new InputError(`${path} not found`, 'give the --out folder of `ragtrail annotate` as --data');
+  const trees: SavedTree[] = [];
+  for await (const { value } of readJsonl(path)) trees.push(value as SavedTree);
+  return trees;
+}
+
+const usable = (a: Action) => a.type === 'search' || a.type === 'answer' || a.type === 'extract';
+
+/** The best-path steps with Q ≥ threshold (ranking trees: the executed steps of kept trajectories). */
+export function demonstrations(trees: readonly SavedTree[], threshold = 0.5): StateAction[] {
+  const out: StateAction[] = [];
+  for (const tree of trees) {
+    if (tree.method === 'rank' && !tree.kept) continue;
+    for (const node of bestPath(tree)) {
+      if (tree.method !== 'rank' && node.Q < threshold) continue;
+      if (!usable(node.step!.action)) continue;
+      out.push({ state: stateAt(tree, node.parent), action: node.step!.action, questionId: tree.id });
+    }
+  }
+  return out;
+}
+
+/** Step preference pairs mined from the trees (process/mine.ts), both sides valid actions. */
+export function preferencePairs(trees: readonly SavedTree[], minGap = 0.01): StatePair[] {
+  const out: StatePair[] = [];
+  for (const tree of trees) {
+    for (const p of minePairs(tree, { minGap })) {
+      if (!usable(p.chosen.action) || !usable(p.rejected.action)) continue;
+      out.push({ state: stateAt(tree, p.parent), chosen: p.chosen.action, rejected: p.rejected.action, questionId: tree.id, gap: p.gap });
+    }
+  }
+  return out;
+}
+
+/** A state's candidates with the given actions included, and their indices. */
+export function choiceWith(state: State, protocol: Protocol, actions: readonly Action[]): { choice: Choice; indices: number[] } {
+  const choice = choicesFor(state, protocol, actions);
+  return { choice, indices: actions.map((a) => indexOf(choice, a)) };
+}

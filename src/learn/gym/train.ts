@@ -1,0 +1,257 @@
+/**
+ * Trainers of the gym policy, each following the reference maths of rewards/rl.ts (SPEC §6):
+ *
+ *   sft     NLL of demonstrated actions (the best-path steps of annotated trees)
+ *   dpo     step-level DPO on mined preference pairs against the frozen starting policy (ReasonRAG)
+ *   grpo    on-policy groups of G episodes per question, outcome reward, group-normalised advantages,
+ *           clip 0.2, k3 KL to the starting policy, per-episode averaging
+ *   dapo    decoupled clip 0.2 / 0.28, no KL, step-level ("token") averaging, dynamic sampling (LWS)
+ *   lws     dapo with LWS's staged rewards: lws-stage1 first, lws-stage2 after `stageSwitch`
+ *   prorag  GRPO with the dual-granularity advantage: outcome (prorag-outcome) + w · PRM step reward
+ *
+ * All are seeded and deterministic; the optimiser is Adam over the score model's parameters.
+ */
+import { Rng } from '../../core/rng.js';
+import type { Question } from '../../core/types.js';
+import type { RagEnv } from '../../env/env.js';
+import { Adam } from '../../prm/model.js';
+import type { PRM } from '../../prm/types.js';
+import { contextFor } from '../../rewards/apply.js';
+import { dualGranularityAdvantages, grpoAdvantages, mean } from '../../rewards/rl.js';
+import { composeScheme, type ComposedScheme } from '../../rewards/schemes.js';
+import { createEmbedder, type Embedder } from '../../retrieval/embedders/embedder.js';
+import { choiceWith, type StateAction, type StatePair } from './data.js';
+import { clippedPolicyLoss, type ClipOptions, type Demonstration, logProb, type SampledStep, sftLoss, type StepPair, stepDpoLoss } from './objective.js';
+import type { GymPolicy } from './policy.js';
+import { type Episode, sampleEpisode } from './rollout.js';
+
+export const GYM_ALGOS = ['sft', 'dpo', 'grpo', 'dapo', 'lws', 'prorag'] as const;
+export type GymAlgo = (typeof GYM_ALGOS)[number];
+export type RlAlgo = Exclude<GymAlgo, 'sft' | 'dpo'>;
+
+/** One line of a training log (per epoch for sft/dpo, per iteration for RL). */
+export interface LogEntry {
+  step: number;
+  loss: number;
+  [metric: string]: number;
+}
+
+// ------------------------------------------------------------------------------------- offline
+
+export interface OfflineConfig {
+  epochs: number;
+  lr: number;
+  batch: number;
+  l2: number;
+  seed: number;
+  /** DPO temperature β. */
+  beta: number;
+  /** DPO without the reference policy (ReasonRAG's written form). */
+  referenceFree: boolean;
+}
+
+export const OFFLINE_DEFAULTS: OfflineConfig = { epochs: 20, lr: 0.05, batch: 32, l2: 1e-4, seed: 0, beta: 1, referenceFree: false };
+
+function batches<T>(items: readonly T[], size: number, rng: Rng): T[][] {
+  const order = items.map((_, i) => i);
+  rng.shuffle(order);
+  const out: T[][] = [];
+  for (let s = 0; s < order.length; s += size) out.push(order.slice(s, s + size).map((i) => items[i]!));
+  return out;
+}
+
+export function toDemonstrations(policy: GymPolicy, data: readonly StateAction[]): Demonstration[] {
+  return data.map((d) => {
+    const { choice, indices } = choiceWith(d.state, policy.protocol, [d.action]);
+    return { choice, target: indices[0]! };
+  });
+}
+
+/** Step pairs with the reference log-probabilities of the policy as it is now (the frozen π_ref). */
+export function toStepPairs(policy: GymPolicy, data: readonly StatePair[], referenceFree = false): StepPair[] {
+  return data.map((p) => {
+    const { choice, indices } = choiceWith(p.state, policy.protocol, [p.chosen, p.rejected]);
+    const [chosen, rejected] = indices as [number, number];
+    const pair: StepPair = { choice, chosen, rejected };
+    if (!referenceFree) {
+      pair.refChosen = logProb(policy.model, choice, chosen);
+      pair.refRejected = logProb(policy.model, choice, rejected);
+    }
+    return pair;
+  });
+}
+
+function offlineLoop<T>(policy: GymPolicy, items: readonly T[], cfg: OfflineConfig, loss: (batch: readonly T[], grad?: Float64Array) => number, onLog?: (e: LogEntry) => void): LogEntry[] {
+  const rng = new Rng(cfg.seed);
+  const adam = new Adam(policy.model.params, cfg.lr, cfg.l2);
+  const log: LogEntry[] = [{ step: 0, loss: loss(items) }];
+  onLog?.(log[0]!);
+  for (let epoch = 1; epoch <= cfg.epochs; epoch++) {
+    for (const b of batches(items, cfg.batch, rng)) {
+      const grad = new Float64Array(policy.model.params.length);
+      loss(b, grad);
+      adam.step(grad);
+    }
+    const entry = { step: epoch, loss: loss(items) };
+    log.push(entry);
+    onLog?.(entry);
+  }
+  return log;
+}
+
+/** SFT: minimises −log π(a* | s) over the demonstrations. */
+export function trainSft(policy: GymPolicy, data: readonly StateAction[], config: Partial<OfflineConfig> = {}, onLog?: (e: LogEntry) => void): LogEntry[] {
+  const cfg = { ...OFFLINE_DEFAULTS, ...config };
+  const demos = toDemonstrations(policy, data);
+  return offlineLoop(policy, demos, cfg, (b, g) => sftLoss(policy.model, b, g), onLog);
+}
+
+/** Step-level DPO against the policy as it was before training (or reference-free). */
+export function trainDpo(policy: GymPolicy, data: readonly StatePair[], config: Partial<OfflineConfig> = {}, onLog?: (e: LogEntry) => void): LogEntry[] {
+  const cfg = { ...OFFLINE_DEFAULTS, ...config };
+  const pairs = toStepPairs(policy, data, cfg.referenceFree);
+  const accuracy = () => mean(pairs.map((p) => (logProb(policy.model, p.choice, p.chosen) > logProb(policy.model, p.choice, p.rejected) ? 1 : 0)));
+  return offlineLoop(policy, pairs, cfg, (b, g) => stepDpoLoss(policy.model, b, cfg.beta, g), (e) => {
+    e['pairAccuracy'] = accuracy();
+    onLog?.(e);
+  });
+}
+
+// ------------------------------------------------------------------------------------ online RL
+
+export interface RlConfig extends ClipOptions {
+  algo: RlAlgo;
+  /** Passes over the training questions. */
+  epochs: number;
+  /** Questions per update batch (groups). */
+  questionsPerBatch: number;
+  /** G: episodes per question. */
+  groupSize: number;
+  /** μ: gradient steps per batch of samples (1: strictly on-policy). */
+  updatesPerBatch: number;
+  lr: number;
+  l2: number;
+  seed: number;
+  /** Sampling temperature of the rollouts. */
+  temperature: number;
+  /** Outcome reward scheme (an expression of rewards/schemes.ts). */
+  reward: string;
+  /** LWS: the stage-2 scheme and the share of training after which it replaces `reward`. */
+  stage2Reward?: string;
+  stageSwitch: number;
+  /** DAPO: drop groups whose rewards are all equal, drawing further questions to fill the batch. */
+  dynamicSampling: boolean;
+  /** ProRAG: weight of the step advantage. */
+  w: number;
+}
+
+export function rlDefaults(algo: RlAlgo): RlConfig {
+  const base = { algo, epochs: 3, questionsPerBatch: 16, groupSize: 8, updatesPerBatch: 2, lr: 0.05, l2: 1e-4, seed: 0, temperature: 1, tau: 1, kl: 'k3' as const, stageSwitch: 0.5, w: 0.3 };
+  switch (algo) {
+    case 'grpo':
+      return { ...base, epsLow: 0.2, epsHigh: 0.2, beta: 0.04, aggregate: 'sequence', reward: 'em', dynamicSampling: false };
+    case 'dapo':
+      return { ...base, epsLow: 0.2, epsHigh: 0.28, beta: 0, aggregate: 'token', reward: 'em', dynamicSampling: true };
+    case 'lws':
+      return { ...base, epsLow: 0.2, epsHigh: 0.28, beta: 0, aggregate: 'token', reward: 'lws-stage1', stage2Reward: 'lws-stage2', dynamicSampling: true };
+    case 'prorag':
+      return { ...base, epsLow: 0.2, epsHigh: 0.2, beta: 0.04, aggregate: 'sequence', reward: 'prorag-outcome', dynamicSampling: false };
+  }
+}
+
+export interface RlContext {
+  env: RagEnv;
+  questions: readonly Question[];
+  /** ProRAG: the process reward model scoring each step. */
+  prm?: PRM;
+  onLog?: (e: LogEntry) => void;
+}
+
+interface Group {
+  episodes: Episode[];
+  rewards: number[];
+  advantages: number[][];
+}
+
+async function stepRewards(prm: PRM, ep: Episode): Promise<number[]> {
+  const out: number[] = [];
+  for (const d of ep.decisions) {
+    const c = d.choice.candidates[d.action]!;
+    out.push((await prm.score(d.state, [{ action: c.action, raw: '' }]))[0]!);
+  }
+  return out;
+}
+
+export async function trainRl(policy: GymPolicy, ctx: RlContext, config: Partial<RlConfig> & { algo: RlAlgo }): Promise<LogEntry[]> {
+  const cfg: RlConfig = { ...rlDefaults(config.algo), ...config };
+  if (cfg.algo === 'prorag' && !ctx.prm) throw new Error('prorag needs a PRM for the step rewards');
+  if (ctx.questions.length === 0) throw new Error('no training questions');
+  const rng = new Rng(cfg.seed);
+  const reference = policy.clone('reference');
+  const adam = new Adam(policy.model.params, cfg.lr, cfg.l2);
+  const embedder: Embedder = await createEmbedder('hash:512');
+  const schemes = new Map<string, ComposedScheme>();
+  const scheme = (expr: string) => schemes.get(expr) ?? (schemes.set(expr, composeScheme(expr)), schemes.get(expr)!);
+
+  const totalBatches = cfg.epochs * Math.ceil(ctx.questions.length / cfg.questionsPerBatch);
+  const log: LogEntry[] = [];
+  let batchNo = 0;
+  for (let epoch = 0; epoch < cfg.epochs; epoch++) {
+    const order = ctx.questions.map((_, i) => i);
+    rng.shuffle(order);
+    let cursor = 0;
+    while (cursor < order.length) {
+      const rewardExpr = cfg.stage2Reward && batchNo >= cfg.stageSwitch * totalBatches ? cfg.stage2Reward : cfg.reward;
+      const groups: Group[] = [];
+      let drawn = 0;
+      let dropped = 0;
+      const sampledRewards: number[] = [];
+      const sampledEm: number[] = [];
+      // Fill the batch; dynamic sampling keeps drawing questions (within this epoch) past uninformative groups.
+      while (groups.length < cfg.questionsPerBatch && cursor < order.length) {
+        const q = ctx.questions[order[cursor++]!]!;
+        drawn++;
+        const episodes: Episode[] = [];
+        for (let g = 0; g < cfg.groupSize; g++) episodes.push(await sampleEpisode(ctx.env, policy, q, cfg.temperature, `${cfg.seed}/${batchNo}/${g}`));
+        const rewards: number[] = [];
+        for (const ep of episodes) rewards.push((await scheme(rewardExpr).compute({ ...contextFor(ep.trajectory, {}), embedder })).total);
+        sampledRewards.push(...rewards);
+        sampledEm.push(...episodes.map((e) => e.trajectory.metrics?.em ?? 0));
+        let advantages: number[][];
+        if (cfg.algo === 'prorag') {
+          const steps = await Promise.all(episodes.map((e) => stepRewards(ctx.prm!, e)));
+          advantages = dualGranularityAdvantages(
+            episodes.map((e, i) => ({ outcome: rewards[i]!, stepRewards: steps[i]!, tokenSteps: e.decisions.map((_, k) => k) })),
+            { w: cfg.w },
+          ).map((a) => a.advantages);
+        } else {
+          const a = grpoAdvantages(rewards);
+          advantages = episodes.map((e, i) => e.decisions.map(() => a[i]!));
+        }
+        const informative = advantages.some((a) => a.some((x) => x !== 0));
+        if (cfg.dynamicSampling && !informative) {
+          dropped++;
+          continue;
+        }
+        groups.push({ episodes, rewards, advantages });
+      }
+      const samples: SampledStep[][] = groups.flatMap((g) =>
+        g.episodes.map((ep, i) =>
+          ep.decisions.map((d, k) => ({ choice: d.choice, action: d.action, logpOld: d.logp, logpRef: cfg.beta > 0 ? logProb(reference.model, d.choice, d.action, cfg.tau) : undefined, advantage: g.advantages[i]![k]! })),
+        ),
+      );
+      let loss = 0;
+      for (let u = 0; u < cfg.updatesPerBatch && samples.length > 0; u++) {
+        const grad = new Float64Array(policy.model.params.length);
+        const l = clippedPolicyLoss(policy.model, samples, cfg, grad);
+        if (u === 0) loss = l;
+        adam.step(grad);
+      }
+      batchNo++;
+      const entry: LogEntry = { step: batchNo, loss, reward: mean(sampledRewards), em: mean(sampledEm), groups: groups.length, dropped, questions: drawn };
+      log.push(entry);
+      ctx.onLog?.(entry);
+    }
+  }
+  return log;
+}

@@ -1,0 +1,85 @@
+/** `ragtrail demo`, `ragtrail train` and `--policy gym:FILE` as users run them. */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { ROOT, tempDir } from '../helpers.js';
+
+const tmp = tempDir();
+const CLI = ['--import', import.meta.resolve('tsx'), join(ROOT, 'src', 'cli', 'main.ts')];
+const ragtrail = (...args: string[]) => spawnSync(process.execPath, [...CLI, ...args], { cwd: tmp.dir, encoding: 'utf8' });
+const demo = join(tmp.dir, 'demo');
+let demoRun: ReturnType<typeof ragtrail>;
+
+before(() => {
+  // A small world keeps the test quick; the README's main command runs the full-size one.
+  demoRun = ragtrail('demo', '--out', demo, '--entities', '1500', '--train-questions', '60', '--test-questions', '25', '--simulations', '8', '--grpo-epochs', '2', '--n', '4');
+});
+after(tmp.cleanup);
+
+describe('ragtrail demo', () => {
+  it('runs the whole loop and writes the report, results and a printed table', () => {
+    assert.equal(demoRun.status, 0, demoRun.stderr);
+    for (const f of ['report.html', 'results.json', 'results.md', 'prm.json', 'policies/base.json', 'policies/dpo.json', 'policies/grpo.json', 'annotate/pairs.jsonl']) assert.ok(existsSync(join(demo, f)), f);
+    const results = JSON.parse(readFileSync(join(demo, 'results.json'), 'utf8'));
+    assert.deepEqual(results.cells.map((c: { system: string }) => c.system), ['base', 'step-DPO (process)', 'GRPO (outcome)', 'base + PRM best-of-4', 'step-DPO + PRM best-of-4']);
+    assert.ok(results.cells.every((c: { n: number }) => c.n === 25));
+    assert.match(demoRun.stdout, /step-DPO \(process\)\s+0\.\d{4} \[/);
+    assert.match(demoRun.stdout, /non-LLM model/);
+    const html = readFileSync(join(demo, 'report.html'), 'utf8');
+    assert.match(html, /Step-level DPO: loss on the pairs by epoch/);
+    assert.match(html, /GRPO: mean outcome reward/);
+    assert.match(html, /<polyline/);
+  });
+});
+
+describe('ragtrail train', () => {
+  it('trains the gym policy with step-DPO from an annotation folder, usable as --policy gym:FILE', () => {
+    const policy = join(tmp.dir, 'dpo.json');
+    const r = ragtrail('train', '--algo', 'dpo', '--data', join(demo, 'annotate'), '--policy-out', policy, '--epochs', '4');
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /step-level dpo on \d+ pairs/);
+    assert.match(r.stdout, /loss 0\.6931 → 0\.\d{4}/);
+    const run = ragtrail('run', '--policy', `gym:${policy}`, '--agent', 'reasonrag', '--index', join(demo, 'index'), '--dataset', join(demo, 'world', 'questions.jsonl'), '--split', 'test', '--limit', '10', '--out', join(tmp.dir, 'run'));
+    assert.equal(run.status, 0, run.stderr);
+    assert.match(run.stdout, /10 questions run/);
+    assert.match(run.stderr, /\[non-LLM\]/);
+  });
+
+  it('trains GRPO online and reports the sampled reward', () => {
+    const r = ragtrail('train', '--algo', 'grpo', '--index', join(demo, 'index'), '--dataset', join(demo, 'world', 'questions.jsonl'), '--limit', '20', '--epochs', '1', '--group-size', '4', '--policy-out', join(tmp.dir, 'grpo.json'));
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /grpo on 20 questions/);
+    assert.match(r.stdout, /mean sampled reward 0\.\d{4} → 0\.\d{4}/);
+  });
+
+  it('--engine trl writes the TRL config and prints the exact command', () => {
+    const out = join(tmp.dir, 'trl-dpo');
+    const r = ragtrail('train', '--engine', 'trl', '--algo', 'dpo', '--data', join(demo, 'annotate'), '--out', out, '--lora', '--max-steps', '5', '--trainer', 'beta=0.3', '--print-only');
+    assert.equal(r.status, 0, r.stderr);
+    const config = JSON.parse(readFileSync(join(out, 'config.json'), 'utf8'));
+    assert.equal(config.algo, 'dpo');
+    assert.equal(config.data, join(demo, 'annotate', 'trl_preference.jsonl'));
+    assert.deepEqual(config.trainer, { beta: 0.3, max_steps: 5, seed: 0 });
+    assert.equal(config.lora.r, 16);
+    assert.match(r.stdout, /command: PYTHONPATH=\S+python \S+ -m ragtrail_trl\.train --config \S+config\.json/);
+  });
+
+  it('names the problem and the fix for bad flags', () => {
+    const dapo = ragtrail('train', '--engine', 'trl', '--algo', 'dapo', '--out', join(tmp.dir, 'x'));
+    assert.equal(dapo.status, 2);
+    assert.match(dapo.stderr, /--engine trl trains sft, dpo, prm, grpo; "dapo" is a gym algorithm/);
+    const noData = ragtrail('train', '--algo', 'dpo', '--policy-out', join(tmp.dir, 'p.json'));
+    assert.equal(noData.status, 2);
+    assert.match(noData.stderr, /--algo dpo needs --data DIR/);
+    const noPrm = ragtrail('train', '--algo', 'prorag', '--index', join(demo, 'index'), '--dataset', join(demo, 'world', 'questions.jsonl'), '--policy-out', join(tmp.dir, 'p.json'));
+    assert.equal(noPrm.status, 2);
+    assert.match(noPrm.stderr, /prorag needs --prm/);
+    const badPolicy = ragtrail('run', '--policy', 'gym', '--agent', 'reasonrag', '--index', join(demo, 'index'), '--dataset', join(demo, 'world', 'questions.jsonl'), '--limit', '1', '--out', join(tmp.dir, 'r2'));
+    assert.equal(badPolicy.status, 0, badPolicy.stderr);
+    const typo = ragtrail('run', '--policy', 'gim:x.json', '--index', join(demo, 'index'), '--dataset', join(demo, 'world', 'questions.jsonl'), '--out', join(tmp.dir, 'r3'));
+    assert.equal(typo.status, 2);
+    assert.match(typo.stderr, /gym:FILE/);
+  });
+});

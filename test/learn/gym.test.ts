@@ -1,0 +1,237 @@
+/** The gym policy's trainers: gradients against finite differences, hand-computed losses, and learning on a tiny world. */
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { Rng } from '../../src/core/rng.js';
+import type { Question } from '../../src/core/types.js';
+import { normalizeAnswer } from '../../src/core/text.js';
+import { loadDatasetAll } from '../../src/corpus/dataset.js';
+import { generateWorld, writeWorld } from '../../src/corpus/world/index.js';
+import { getProtocol } from '../../src/agents/registry.js';
+import { RagEnv, type State } from '../../src/env/env.js';
+import { preferencePairs, demonstrations } from '../../src/learn/gym/data.js';
+import { clippedPolicyLoss, type ClipOptions, logProb, type SampledStep, sftLoss, stepDpoLoss } from '../../src/learn/gym/objective.js';
+import { type Choice, GymPolicy } from '../../src/learn/gym/policy.js';
+import { sampleEpisode } from '../../src/learn/gym/rollout.js';
+import { type RlAlgo, trainDpo, trainRl, trainSft } from '../../src/learn/gym/train.js';
+import { ScoreModel } from '../../src/prm/model.js';
+import type { Candidate, PRM } from '../../src/prm/types.js';
+import { annotateQuestion } from '../../src/process/annotate.js';
+import { UCT_DEFAULTS } from '../../src/process/mcts.js';
+import type { SavedTree } from '../../src/process/tree.js';
+import { buildIndex, openRetriever } from '../../src/retrieval/index-dir.js';
+import { createEmbedder } from '../../src/retrieval/embedders/embedder.js';
+import { composeScheme } from '../../src/rewards/schemes.js';
+import { tempDir } from '../helpers.js';
+
+// ------------------------------------------------------------------------------ finite differences
+
+function randomModel(kind: 'linear' | 'mlp', dim: number, seed: string): ScoreModel {
+  const rng = new Rng(seed);
+  const mean = Float64Array.from({ length: dim }, () => rng.next() - 0.5);
+  const std = Float64Array.from({ length: dim }, () => 0.5 + rng.next());
+  const m = ScoreModel.init(kind, dim, 5, mean, std, rng);
+  for (let i = 0; i < m.params.length; i++) m.params[i] = rng.next() * 2 - 1;
+  return m;
+}
+
+function randomChoice(n: number, dim: number, rng: Rng): Choice {
+  return { candidates: [], features: Array.from({ length: n }, () => Float64Array.from({ length: dim }, () => rng.next() * 4 - 2)) };
+}
+
+/** Max relative error between the analytic gradient and central differences of f. */
+function gradientError(model: ScoreModel, f: (grad?: Float64Array) => number): number {
+  const grad = new Float64Array(model.params.length);
+  f(grad);
+  let worst = 0;
+  const h = 1e-6;
+  for (let k = 0; k < model.params.length; k++) {
+    const keep = model.params[k]!;
+    model.params[k] = keep + h;
+    const up = f();
+    model.params[k] = keep - h;
+    const down = f();
+    model.params[k] = keep;
+    const numeric = (up - down) / (2 * h);
+    worst = Math.max(worst, Math.abs(numeric - grad[k]!) / Math.max(1e-4, Math.abs(numeric) + Math.abs(grad[k]!)));
+  }
+  return worst;
+}
+
+describe('gym objectives: gradients match finite differences', () => {
+  const dim = 6;
+  for (const kind of ['linear', 'mlp'] as const) {
+    const rng = new Rng(`fd-${kind}`);
+    const model = randomModel(kind, dim, `model-${kind}`);
+    const choices = Array.from({ length: 4 }, () => randomChoice(5, dim, rng));
+
+    it(`${kind}: log π and SFT`, () => {
+      assert.ok(gradientError(model, (g) => logProb(model, choices[0]!, 2, 0.7, g)) < 1e-5);
+      const batch = choices.map((c, i) => ({ choice: c, target: i % 5 }));
+      assert.ok(gradientError(model, (g) => sftLoss(model, batch, g)) < 1e-5);
+    });
+
+    it(`${kind}: step DPO, with and without the reference`, () => {
+      const pairs = choices.map((c, i) => ({ choice: c, chosen: i % 5, rejected: (i + 2) % 5, refChosen: -1.2 - 0.1 * i, refRejected: -1.9 + 0.2 * i }));
+      assert.ok(gradientError(model, (g) => stepDpoLoss(model, pairs, 0.5, g)) < 1e-5);
+      const free = pairs.map(({ choice, chosen, rejected }) => ({ choice, chosen, rejected }));
+      assert.ok(gradientError(model, (g) => stepDpoLoss(model, free, 2, g)) < 1e-5);
+    });
+
+    for (const kl of ['k1', 'k2', 'k3'] as const) {
+      for (const aggregate of ['token', 'sequence'] as const) {
+        it(`${kind}: clipped objective, ${kl} KL, ${aggregate} averaging (inside and outside the clip range)`, () => {
+          // logpOld offsets put some ratios inside [0.8, 1.28] and some outside, with both advantage signs.
+          const cur = (c: Choice, i: number) => logProb(model, c, i);
+          const episodes: SampledStep[][] = [
+            [
+              { choice: choices[0]!, action: 1, logpOld: cur(choices[0]!, 1) + 0.05, logpRef: cur(choices[0]!, 1) - 0.3, advantage: 1.3 },
+              { choice: choices[1]!, action: 3, logpOld: cur(choices[1]!, 3) - 0.6, logpRef: cur(choices[1]!, 3) + 0.2, advantage: 0.7 },
+            ],
+            [{ choice: choices[2]!, action: 0, logpOld: cur(choices[2]!, 0) + 0.7, logpRef: cur(choices[2]!, 0) - 0.1, advantage: -0.9 }],
+            [{ choice: choices[3]!, action: 4, logpOld: cur(choices[3]!, 4) - 0.1, logpRef: cur(choices[3]!, 4) + 0.4, advantage: -1.1 }],
+          ];
+          const opts: ClipOptions = { epsLow: 0.2, epsHigh: 0.28, beta: 0.3, kl, aggregate, tau: 1 };
+          assert.ok(gradientError(model, (g) => clippedPolicyLoss(model, episodes, opts, g)) < 1e-5);
+        });
+      }
+    }
+  }
+});
+
+describe('gym objectives: hand-computed values', () => {
+  // A linear model with weights (1, 0) on standardised features (mean 0, std 1): scores = first feature.
+  const model = new ScoreModel({ kind: 'linear', dim: 2, hidden: 0, params: [1, 0], mean: [0, 0], std: [1, 1] });
+  const choice: Choice = { candidates: [], features: [Float64Array.from([0, 5]), Float64Array.from([Math.log(3), -1])] };
+  // π = softmax(0, ln 3) = (1/4, 3/4).
+  it('log π of a two-candidate softmax', () => {
+    assert.ok(Math.abs(logProb(model, choice, 0) - Math.log(0.25)) < 1e-12);
+    assert.ok(Math.abs(logProb(model, choice, 1) - Math.log(0.75)) < 1e-12);
+  });
+
+  it('DPO starts at ln 2 against itself; its value follows −log σ(β m)', () => {
+    const pair = { choice, chosen: 0, rejected: 1, refChosen: Math.log(0.25), refRejected: Math.log(0.75) };
+    assert.ok(Math.abs(stepDpoLoss(model, [pair], 1) - Math.log(2)) < 1e-12);
+    // Reference-free: m = ln(1/4) − ln(3/4) = −ln 3; −log σ(−ln 3) = ln(1 + 3) = ln 4.
+    assert.ok(Math.abs(stepDpoLoss(model, [{ choice, chosen: 0, rejected: 1 }], 1) - Math.log(4)) < 1e-12);
+  });
+
+  it('the clipped objective: ρ = 1 gives −mean A; sequence vs token averaging', () => {
+    const s = (advantage: number): SampledStep => ({ choice, action: 1, logpOld: Math.log(0.75), advantage });
+    const episodes = [[s(1), s(1), s(1)], [s(-1)]];
+    const none = { epsLow: 0.2, epsHigh: 0.28, beta: 0, kl: 'k3' as const, tau: 1 };
+    // token: (−1 −1 −1 +1) / 4 = −0.5; sequence: mean(−1, +1) = 0.
+    assert.ok(Math.abs(clippedPolicyLoss(model, episodes, { ...none, aggregate: 'token' }) + 0.5) < 1e-12);
+    assert.ok(Math.abs(clippedPolicyLoss(model, episodes, { ...none, aggregate: 'sequence' })) < 1e-12);
+    // ρ = 0.75 / 0.5 = 1.5 > 1.28 with A = 1: the clipped term 1.28 is the minimum.
+    const high = [[{ choice, action: 1, logpOld: Math.log(0.5), advantage: 1 }]];
+    assert.ok(Math.abs(clippedPolicyLoss(model, high, { ...none, aggregate: 'token' }) + 1.28) < 1e-12);
+    // k3 with π_ref = 0.5, π = 0.75: ρ' = 2/3, KL = 2/3 − 1 − ln(2/3); β = 0.1 on top of −1.
+    const withKl = [[{ ...s(1), logpRef: Math.log(0.5) }]];
+    const k3 = 2 / 3 - 1 - Math.log(2 / 3);
+    assert.ok(Math.abs(clippedPolicyLoss(model, withKl, { ...none, beta: 0.1, aggregate: 'token' }) - (-1 + 0.1 * k3)) < 1e-12);
+  });
+});
+
+// ------------------------------------------------------------------------------ a tiny fixed world
+
+describe('gym trainers on a tiny world', () => {
+  const tmp = tempDir();
+  const protocol = getProtocol('reasonrag');
+  let env: RagEnv;
+  let train: Question[];
+  let trees: SavedTree[];
+
+  const greedyEm = async (p: GymPolicy, qs: readonly Question[]) => {
+    let s = 0;
+    for (const q of qs) s += (await sampleEpisode(env, p, q, 0, 0)).trajectory.metrics!.em;
+    return s / qs.length;
+  };
+
+  before(async () => {
+    await writeWorld(join(tmp.dir, 'world'), generateWorld({ seed: 3, entities: 1200, questions: 80 }));
+    await buildIndex(join(tmp.dir, 'world', 'corpus.jsonl'), join(tmp.dir, 'index'), { quiet: true });
+    const retriever = await openRetriever(join(tmp.dir, 'index'));
+    env = new RagEnv({ retriever, topK: 3, maxTurns: protocol.defaults.maxTurns, maxSearches: protocol.defaults.maxSearches });
+    train = (await loadDatasetAll(join(tmp.dir, 'world', 'questions.jsonl'))).questions.slice(0, 40);
+    const base = GymPolicy.fresh(protocol);
+    trees = [];
+    for (const [i, q] of train.entries()) trees.push(await annotateQuestion({ method: 'mcts-spre', env, policy: base, mcts: { ...UCT_DEFAULTS, simulations: 12 } }, q, i));
+  });
+  after(() => tmp.cleanup());
+
+  it('SFT lowers the NLL of the demonstrated steps', () => {
+    const demos = demonstrations(trees);
+    assert.ok(demos.length >= 10, `${demos.length} demonstrations`);
+    const log = trainSft(GymPolicy.fresh(protocol), demos, { epochs: 15 });
+    assert.ok(log.at(-1)!.loss < log[0]!.loss - 0.3, `${log[0]!.loss} → ${log.at(-1)!.loss}`);
+  });
+
+  it('step DPO starts at ln 2 and lowers the loss; the chosen steps become more likely', () => {
+    const pairs = preferencePairs(trees);
+    assert.ok(pairs.length >= 20, `${pairs.length} pairs`);
+    const log = trainDpo(GymPolicy.fresh(protocol), pairs, { epochs: 15 });
+    assert.ok(Math.abs(log[0]!.loss - Math.log(2)) < 1e-9);
+    assert.ok(log.at(-1)!.loss < Math.log(2) - 0.05, `final loss ${log.at(-1)!.loss}`);
+    assert.ok(log.at(-1)!['pairAccuracy']! > 0.55, `pair accuracy ${log.at(-1)!['pairAccuracy']}`);
+  });
+
+  it('is deterministic for a seed, and a saved policy loads back with the same choices', async () => {
+    const pairs = preferencePairs(trees);
+    const a = GymPolicy.fresh(protocol);
+    const b = GymPolicy.fresh(protocol);
+    trainDpo(a, pairs, { epochs: 3, seed: 7 });
+    trainDpo(b, pairs, { epochs: 3, seed: 7 });
+    assert.deepEqual([...a.model.params], [...b.model.params]);
+    const path = join(tmp.dir, 'policy.json');
+    a.save(path, [{ algo: 'dpo' }]);
+    const loaded = GymPolicy.load(path);
+    const q = train[0]!;
+    assert.deepEqual((await sampleEpisode(env, loaded, q, 0, 0)).trajectory.steps.map((s) => s.action), (await sampleEpisode(env, a, q, 0, 0)).trajectory.steps.map((s) => s.action));
+  });
+
+  // A stand-in PRM for ProRAG's step rewards: an answer step scores 1 when it is a gold answer, 0 otherwise; other steps 0.5.
+  const goldPrm: PRM = {
+    name: 'gold-evidence (test)',
+    async score(state: State, candidates: readonly Candidate[]) {
+      return candidates.map((c) => {
+        const a = c.action;
+        if (a.type === 'answer') return state.question.answers.some((g) => normalizeAnswer(g) === normalizeAnswer(a.answer)) ? 1 : 0;
+        return 0.5;
+      });
+    },
+  };
+
+  for (const algo of ['grpo', 'dapo', 'prorag'] as RlAlgo[]) {
+    it(`${algo}: training raises the greedy policy's EM on its questions`, async () => {
+      const policy = GymPolicy.fresh(protocol);
+      const before = await greedyEm(policy, train);
+      const log = await trainRl(policy, { env, questions: train, prm: algo === 'prorag' ? goldPrm : undefined }, { algo, epochs: 4, questionsPerBatch: 10, groupSize: 6 });
+      const after = await greedyEm(policy, train);
+      assert.ok(log.length > 0 && log.every((e) => Number.isFinite(e.loss)));
+      assert.ok(after > before, `${algo}: EM ${before} → ${after}`);
+    });
+  }
+
+  it("lws: the staged rewards rise and the policy learns to retrieve less (LWS's aim)", async () => {
+    // The untrained greedy policy searches until its budget runs out; LWS's search and answer terms penalise that.
+    const stage2 = composeScheme('lws-stage2');
+    const embedder = await createEmbedder('hash:512');
+    const measure = async (p: GymPolicy) => {
+      let reward = 0;
+      let rc = 0;
+      for (const q of train) {
+        const t = (await sampleEpisode(env, p, q, 0, 0)).trajectory;
+        reward += (await stage2.compute({ trajectory: t, embedder })).total / train.length;
+        rc += t.retrievalCount / train.length;
+      }
+      return { reward, rc };
+    };
+    const policy = GymPolicy.fresh(protocol);
+    const before = await measure(policy);
+    await trainRl(policy, { env, questions: train }, { algo: 'lws', epochs: 10, questionsPerBatch: 10, groupSize: 6 });
+    const after = await measure(policy);
+    assert.ok(after.reward > before.reward, `stage-2 reward ${before.reward} → ${after.reward}`);
+    assert.ok(after.rc < before.rc, `retrievals ${before.rc} → ${after.rc}`);
+  });
+});
