@@ -1,4 +1,5 @@
 /** Paths and small utilities shared by the tests. */
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -19,4 +20,21 @@ export async function collectAll<T>(it: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];
   for await (const x of it) out.push(x);
   return out;
+}
+
+/** Runs the CLI from `cwd` as users do (a child process; the tsx loader named by its resolved URL). */
+export function cliRunner(cwd: string) {
+  const cli = ['--import', import.meta.resolve('tsx'), join(ROOT, 'src', 'cli', 'main.ts')];
+  const run = (...args: string[]) => spawnSync(process.execPath, [...cli, ...args], { cwd, encoding: 'utf8' });
+  /** Async variant, for commands that talk to a server running in this process. */
+  const runAsync = (...args: string[]) =>
+    new Promise<{ status: number | null; stdout: string; stderr: string }>((resolvePromise) => {
+      const child = spawn(process.execPath, [...cli, ...args], { cwd });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d) => (stdout += d));
+      child.stderr.on('data', (d) => (stderr += d));
+      child.on('close', (status) => resolvePromise({ status, stdout, stderr }));
+    });
+  return { run, runAsync };
 }

@@ -1,23 +1,11 @@
 import type { Command } from 'commander';
 import { AGENT_NAMES } from '../agents/protocol.js';
-import { DEMO_DEFAULTS, runDemo } from '../learn/demo.js';
+import { DEMO_DEFAULTS, type DemoOptions, runDemo } from '../learn/demo.js';
 import { LLM_SPEC_HELP } from '../llm/create.js';
 import { choiceArg, intArg } from './options.js';
 import { fixed, formatTable } from './table.js';
 
-interface DemoOpts {
-  out: string;
-  entities: number;
-  trainQuestions: number;
-  testQuestions?: number;
-  simulations: number;
-  grpoEpochs: number;
-  n: number;
-  seed: number;
-  agent: string;
-  llm?: string;
-  apiKey?: string;
-}
+type DemoOpts = Omit<DemoOptions, 'llmOptions' | 'log'> & { apiKey?: string };
 
 export function registerDemo(program: Command): void {
   program

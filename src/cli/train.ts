@@ -19,7 +19,7 @@ type Algo = (typeof ALGOS)[number];
 const TRL_ALGOS: readonly TrlAlgo[] = ['sft', 'dpo', 'prm', 'grpo'];
 
 interface TrainOpts extends Omit<EnvOpts, 'agent'> {
-  algo: Algo;
+  algo?: Algo;
   engine: 'gym' | 'trl';
   agent?: string;
   data?: string;
@@ -218,7 +218,7 @@ export function registerTrain(program: Command): void {
   const cmd = program
     .command('train')
     .description('train a policy: the TypeScript gym policy (--engine gym: sft, dpo, grpo, dapo, lws, prorag) or an LLM through TRL (--engine trl: sft, dpo, prm, grpo)')
-    .requiredOption('--algo <name>', `${ALGOS.join(', ')}`, choiceArg(ALGOS))
+    .option('--algo <name>', `${ALGOS.join(', ')} (required unless --setup-only)`, choiceArg(ALGOS))
     .option('--engine <e>', 'gym (TypeScript, offline) or trl (Python, TRL trainers)', choiceArg(['gym', 'trl'] as const), 'gym')
     .option('--data <dir>', 'sft/dpo/prm: the --out folder of `ragtrail annotate` (trl: or one of its trl_*.jsonl files)')
     .option('--policy-out <file>', 'gym: where to write the trained policy (use it with --policy gym:FILE)')
@@ -255,6 +255,7 @@ export function registerTrain(program: Command): void {
       console.log(`python: ${ensureVenv({ venv: opts.venv, python: opts.python })}`);
       return;
     }
+    if (!opts.algo) throw new InputError('train needs --algo', `one of ${ALGOS.join(', ')}`);
     if (opts.engine === 'trl') await trainWithTrl(opts);
     else await trainGym(opts);
   });

@@ -25,11 +25,12 @@ import { readPrmPairs, trainPrm } from '../prm/trained.js';
 import { annotate } from '../process/annotate.js';
 import { UCT_DEFAULTS } from '../process/mcts.js';
 import { buildIndex, openRetriever } from '../retrieval/index-dir.js';
+import { InputError } from '../core/errors.js';
 import { writeJsonl } from '../core/io.js';
 import { preferencePairs, readTrees } from './gym/data.js';
 import { GymPolicy } from './gym/policy.js';
 import { type LogEntry, trainDpo, trainRl } from './gym/train.js';
-import { type TrlConfig, trlCommand, writeTrlConfig } from './trl.js';
+import { defaultVenv, type TrlConfig, trlCommand, writeTrlConfig } from './trl.js';
 
 export interface DemoOptions {
   out: string;
@@ -135,11 +136,12 @@ export async function runDemo(options: Partial<DemoOptions> & { out: string }): 
       mkdirSync(dir, { recursive: true });
       const config: TrlConfig = { algo, model: 'Qwen/Qwen2.5-7B-Instruct', data: join(files.annotate, algo === 'sft' ? 'trl_sft.jsonl' : 'trl_preference.jsonl'), output_dir: dir, lora: { r: 16, alpha: 32, dropout: 0.05, target_modules: 'all-linear' }, trainer: algo === 'dpo' ? { beta: 0.3, learning_rate: 1e-6, num_train_epochs: 1, bf16: true } : { learning_rate: 1e-5, num_train_epochs: 1, bf16: true } };
       writeTrlConfig(config, join(dir, 'config.json'));
-      trlCommands.push(trlCommand('$RAGTRAIL_VENV/bin/python', join(dir, 'config.json')).line);
+      trlCommands.push(trlCommand(join(defaultVenv(), 'bin', 'python'), join(dir, 'config.json')).line);
     }
     for (const c of trlCommands) log(`  ${c}`);
   } else {
     log(`[4/6] training the gym policy: step-level DPO on the pairs, GRPO on outcome rewards — the same ${train.length} questions`);
+    if (pairs.length === 0) throw new InputError(`the annotation of ${train.length} questions gave no preference pairs`, 'raise --train-questions or --simulations');
     const dpo = GymPolicy.fresh(protocol);
     const dpoLog = await stage('step-DPO', async () => trainDpo(dpo, pairs, { seed: o.seed }));
     dpo.save(join(files.policies, 'dpo.json'), [{ algo: 'dpo', pairs: pairs.length, log: dpoLog }]);
@@ -151,14 +153,19 @@ export async function runDemo(options: Partial<DemoOptions> & { out: string }): 
     curves.push({ title: 'GRPO: mean outcome reward (EM) of the sampled episodes by batch', xLabel: 'batch', yLabel: 'mean reward', series: [{ name: 'reward', points: pts(grpoLog, 'reward') }], yMin: 0 });
   }
 
-  // 5. The PRM and PRM-guided best-of-N.
-  log('[5/6] PRM on the pairs (Bradley–Terry, 20% of questions held out)');
+  // 5. The PRM and PRM-guided best-of-N (skipped when the annotation mined too few pairs to hold some out).
   const prmPairs = await readPrmPairs(join(files.annotate, 'prm_pairs.jsonl'));
-  const { prm, heldOut } = await stage('PRM', () => trainPrm(prmPairs, { seed: o.seed }));
-  prm.save(files.prm);
   const heldOutPath = join(out, 'prm_heldout.jsonl');
-  await writeJsonl(heldOutPath, heldOut);
-  log(`  held-out pair accuracy ${(prm.saved.training.heldOutAccuracy ?? NaN).toFixed(3)} on ${heldOut.length} pairs`);
+  const withPrm = new Set(prmPairs.map((p) => p.id.split(':')[0])).size >= 2;
+  if (withPrm) {
+    log('[5/6] PRM on the pairs (Bradley–Terry, 20% of questions held out)');
+    const { prm, heldOut } = await stage('PRM', () => trainPrm(prmPairs, { seed: o.seed }));
+    prm.save(files.prm);
+    await writeJsonl(heldOutPath, heldOut);
+    log(`  held-out pair accuracy ${(prm.saved.training.heldOutAccuracy ?? NaN).toFixed(3)} on ${heldOut.length} pairs`);
+  } else {
+    log(`[5/6] no PRM: the annotation gave ${prmPairs.length} pairs (too few to train and hold out); PRM best-of-N is skipped`);
+  }
 
   // 6. Evaluation on the held-out test questions.
   systems.push({ name: 'base', agent: o.agent, ...baseSpec });
@@ -166,12 +173,12 @@ export async function runDemo(options: Partial<DemoOptions> & { out: string }): 
     systems.push({ name: 'step-DPO (process)', agent: o.agent, policy: `gym:${join(files.policies, 'dpo.json')}` });
     systems.push({ name: 'GRPO (outcome)', agent: o.agent, policy: `gym:${join(files.policies, 'grpo.json')}` });
   }
-  systems.push({ name: `base + PRM best-of-${o.n}`, agent: o.agent, ...baseSpec, select: 'prm', prm: files.prm, n: o.n });
-  if (!o.llm) systems.push({ name: `step-DPO + PRM best-of-${o.n}`, agent: o.agent, policy: `gym:${join(files.policies, 'dpo.json')}`, select: 'prm', prm: files.prm, n: o.n });
+  if (withPrm) systems.push({ name: `base + PRM best-of-${o.n}`, agent: o.agent, ...baseSpec, select: 'prm', prm: files.prm, n: o.n });
+  if (withPrm && !o.llm) systems.push({ name: `step-DPO + PRM best-of-${o.n}`, agent: o.agent, policy: `gym:${join(files.policies, 'dpo.json')}`, select: 'prm', prm: files.prm, n: o.n });
   log(`[6/6] evaluating ${systems.length} systems on ${test.length} held-out test questions`);
   const results = await stage('evaluate', () =>
     runEval(
-      { index: files.index, out: files.eval, datasets: [{ name: 'world-test', path: questionsPath, split: 'test', limit: o.testQuestions }], systems, baseline: 'base', prm: { model: files.prm, pairs: heldOutPath }, annotation: files.annotate, seed: o.seed },
+      { index: files.index, out: files.eval, datasets: [{ name: 'world-test', path: questionsPath, split: 'test', limit: o.testQuestions }], systems, baseline: 'base', ...(withPrm ? { prm: { model: files.prm, pairs: heldOutPath } } : {}), annotation: files.annotate, seed: o.seed },
       () => {},
     ),
   );

@@ -59,7 +59,8 @@ const requirementsHash = () => createHash('sha256').update(readFileSync(REQUIREM
 
 function run(cmd: string, args: string[], log: (line: string) => void, env?: NodeJS.ProcessEnv): void {
   log(`$ ${[cmd, ...args].map(shellQuote).join(' ')}`);
-  const r = spawnSync(cmd, args, { stdio: 'inherit', env: env ?? process.env });
+  // The tools' output goes to stderr, so that stdout stays for results (scripts read the python path from it).
+  const r = spawnSync(cmd, args, { stdio: [0, 2, 2], env: env ?? process.env });
   if (r.status !== 0) throw new InputError(`\`${cmd} ${args.slice(0, 3).join(' ')} …\` failed (exit ${r.status ?? r.signal})`, 'read the output above; offline, give pip a local index with RAGTRAIL_PIP_ARGS="--index-url file:///…"');
 }
 

@@ -1,26 +1,13 @@
 /** `ragtrail run` and `ragtrail import` as users run them, against real files and a loopback model server. */
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { data, ROOT, tempDir } from '../helpers.js';
+import { cliRunner, data, tempDir } from '../helpers.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../fixtures/fake-openai.js';
 
 const tmp = tempDir();
-// Runs from a temporary folder, so the tsx loader is named by its resolved URL.
-const CLI = ['--import', import.meta.resolve('tsx'), join(ROOT, 'src', 'cli', 'main.ts')];
-const ragtrail = (...args: string[]) => spawnSync(process.execPath, [...CLI, ...args], { cwd: tmp.dir, encoding: 'utf8' });
-/** Async variant, for commands that talk to a server running in this process. */
-const ragtrailAsync = (...args: string[]) =>
-  new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [...CLI, ...args], { cwd: tmp.dir });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
+const { run: ragtrail, runAsync: ragtrailAsync } = cliRunner(tmp.dir);
 const lines = (path: string) => readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
 
 const world = join(tmp.dir, 'world');

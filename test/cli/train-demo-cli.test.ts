@@ -1,14 +1,13 @@
 /** `ragtrail demo`, `ragtrail train` and `--policy gym:FILE` as users run them. */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ROOT, tempDir } from '../helpers.js';
+import { cliRunner, tempDir } from '../helpers.js';
+import { startFakeOpenAI } from '../fixtures/fake-openai.js';
 
 const tmp = tempDir();
-const CLI = ['--import', import.meta.resolve('tsx'), join(ROOT, 'src', 'cli', 'main.ts')];
-const ragtrail = (...args: string[]) => spawnSync(process.execPath, [...CLI, ...args], { cwd: tmp.dir, encoding: 'utf8' });
+const { run: ragtrail, runAsync: ragtrailAsync } = cliRunner(tmp.dir);
 const demo = join(tmp.dir, 'demo');
 let demoRun: ReturnType<typeof ragtrail>;
 
@@ -31,6 +30,32 @@ describe('ragtrail demo', () => {
     assert.match(html, /Step-level DPO: loss on the pairs by epoch/);
     assert.match(html, /GRPO: mean outcome reward/);
     assert.match(html, /<polyline/);
+  });
+});
+
+describe('ragtrail demo --llm', () => {
+  it('drives the same pipeline with an LLM (a fake server on loopback) and writes the TRL configs', async () => {
+    // The fake model searches for the question once, then answers "unknown": no pair survives, so the PRM stage is skipped.
+    const fake = await startFakeOpenAI((r) => {
+      const msgs = (r.body['messages'] ?? []) as { content: string }[];
+      const question = /Question: (.*)/.exec(msgs[msgs.length - 1]?.content ?? '')?.[1] ?? '';
+      return msgs.some((m) => m.content.includes('<information>')) ? '<think>ok</think><answer> unknown </answer>' : `<think>look</think><search> ${question} </search>`;
+    });
+    try {
+      const out = join(tmp.dir, 'demo-llm');
+      const r = await ragtrailAsync('demo', '--out', out, '--entities', '600', '--train-questions', '8', '--test-questions', '6', '--simulations', '3', '--agent', 'search-r1', '--llm', `openai:${fake.url}#fake`);
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stderr, /base policy: llm:openai:/);
+      assert.match(r.stderr, /-m ragtrail_trl\.train --config \S+trl\/dpo\/config\.json/);
+      assert.match(r.stderr, /PRM best-of-N is skipped/);
+      const dpo = JSON.parse(readFileSync(join(out, 'trl', 'dpo', 'config.json'), 'utf8'));
+      assert.equal(dpo.algo, 'dpo');
+      assert.equal(dpo.data, join(out, 'annotate', 'trl_preference.jsonl'));
+      const results = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8'));
+      assert.deepEqual(results.cells.map((c: { system: string; n: number }) => [c.system, c.n]), [['base', 6]]);
+    } finally {
+      await fake.close();
+    }
   });
 });
 

@@ -207,6 +207,7 @@ export async function trainRl(policy: GymPolicy, ctx: RlContext, config: Partial
       let dropped = 0;
       const sampledRewards: number[] = [];
       const sampledEm: number[] = [];
+      let decisions = 0;
       // Fill the batch; dynamic sampling keeps drawing questions (within this epoch) past uninformative groups.
       while (groups.length < cfg.questionsPerBatch && cursor < order.length) {
         const q = ctx.questions[order[cursor++]!]!;
@@ -217,6 +218,7 @@ export async function trainRl(policy: GymPolicy, ctx: RlContext, config: Partial
         for (const ep of episodes) rewards.push((await scheme(rewardExpr).compute({ ...contextFor(ep.trajectory, {}), embedder })).total);
         sampledRewards.push(...rewards);
         sampledEm.push(...episodes.map((e) => e.trajectory.metrics?.em ?? 0));
+        decisions += episodes.reduce((n, e) => n + e.decisions.length, 0);
         let advantages: number[][];
         if (cfg.algo === 'prorag') {
           const steps = await Promise.all(episodes.map((e) => stepRewards(ctx.prm!, e)));
@@ -248,7 +250,7 @@ export async function trainRl(policy: GymPolicy, ctx: RlContext, config: Partial
         adam.step(grad);
       }
       batchNo++;
-      const entry: LogEntry = { step: batchNo, loss, reward: mean(sampledRewards), em: mean(sampledEm), groups: groups.length, dropped, questions: drawn };
+      const entry: LogEntry = { step: batchNo, loss, reward: mean(sampledRewards), em: mean(sampledEm), groups: groups.length, dropped, questions: drawn, decisions };
       log.push(entry);
       ctx.onLog?.(entry);
     }
