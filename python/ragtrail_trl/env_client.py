@@ -65,8 +65,8 @@ def check_server(url: str, token: str | None = None, timeout: float = 5.0) -> di
     return health
 
 
-class RagtrailEnv:
-    """One retrieval episode on ragtrail's environment server, exposing `search` and `answer` tools."""
+class _Episode:
+    """One retrieval episode on ragtrail's environment server; subclasses add the tools the model sees."""
 
     def __init__(self, url: str, token: str | None = None, timeout: float = 60.0):
         self._url, self._token, self._timeout = url, token, timeout
@@ -79,6 +79,7 @@ class RagtrailEnv:
         self.step_rewards: list[float] = []
         self.outcome_reward: float | None = None
         self.metadata: dict = {}
+        self.observation: dict = {}
         self.actions: list[dict] = []
 
     def _request(self, method: str, path: str, body: dict | None = None) -> dict:
@@ -112,6 +113,7 @@ class RagtrailEnv:
             return f"Error: {err}"
         self.done = bool(reply.get("done", False))
         self.metadata = reply.get("metadata") or {}
+        self.observation = reply.get("observation") or {}
         # ragtrail puts the step's process reward in `reward`, except on the final step, whose `reward`
         # is the outcome; there the process reward travels as metadata.step_reward.
         step = self.metadata.get("step_reward") if self.done else reply.get("reward")
@@ -121,6 +123,23 @@ class RagtrailEnv:
         if _finite(outcome):
             self.outcome_reward = float(outcome)
         return str((reply.get("observation") or {}).get("text", ""))
+
+    def _finish(self, text: str) -> None:
+        """Close an episode the model left open: its last reply goes to the server as raw text (the
+        protocol may find an answer in it); if that does not end the episode, an empty answer does."""
+        if self.episode_id is not None and not self.done:
+            self._act({"raw": text})
+        if self.episode_id is not None and not self.done:
+            self._act({"tool": "answer", "text": ""})
+
+    @property
+    def total_reward(self) -> float:
+        """Episode return: the sum of the step (process) rewards plus the outcome reward."""
+        return sum(self.step_rewards) + (self.outcome_reward or 0.0)
+
+
+class RagtrailEnv(_Episode):
+    """An episode driven by tool calls: the model sees `search` and `answer`."""
 
     def search(self, query: str) -> str:
         """Search the knowledge base and read the top passages.
@@ -144,18 +163,42 @@ class RagtrailEnv:
         """
         return self._act({"tool": "answer", "text": text})
 
-    def _finish(self, text: str) -> None:
-        """Close an episode the model left open: its last reply goes to the server as raw text (the
-        protocol may find an answer in it); if that does not end the episode, an empty answer does."""
-        if self.episode_id is not None and not self.done:
-            self._act({"raw": text})
-        if self.episode_id is not None and not self.done:
-            self._act({"tool": "answer", "text": ""})
 
-    @property
-    def total_reward(self) -> float:
-        """Episode return: the sum of the step (process) rewards plus the outcome reward."""
-        return sum(self.step_rewards) + (self.outcome_reward or 0.0)
+class SearchR1Env(_Episode):
+    """An episode in ragtrail's search-r1 tag protocol, for a model trained on that protocol's text.
+
+    The dataset's prompt is already the protocol's first prompt, so `reset` adds nothing. The one
+    tool is `search`: the model's ``<search> … </search>`` is parsed as the call (see the tiny
+    model's "search-r1" response template), and what comes back is the text the protocol itself shows
+    next (the ``<information>`` block, plus the order to answer when the budget is spent), taken from
+    the server's rendering of the next prompt — so training sees exactly what evaluation sees. An
+    ``<answer>`` is not a tool call: it ends the rollout and `episode_reward` sends it as raw text.
+    """
+
+    def reset(self, **kwargs) -> str | None:
+        super().reset(**kwargs)
+        return None
+
+    def search(self, query: str) -> str:
+        """Search the knowledge base.
+
+        Args:
+            query: The search query.
+
+        Returns:
+            The retrieved passages.
+        """
+        text = self._act({"tool": "search", "query": query})
+        prompt = self.observation.get("prompt") or []
+        tail = []
+        for message in reversed(prompt):
+            if not isinstance(message, dict) or message.get("role") == "assistant":
+                break
+            tail.insert(0, str(message.get("content", "")))
+        return "".join(tail) if tail else text
+
+
+ENVIRONMENTS = {"tools": RagtrailEnv, "search-r1": SearchR1Env}
 
 
 def _last_assistant_text(completion) -> str:

@@ -91,6 +91,61 @@ RESPONSE_TEMPLATE = {
     },
 }
 
+# The search-r1 variant (the LLM loop): the model speaks ragtrail's search-r1 tag protocol, so the
+# template lists no tools (the protocol's instructions describe the tags), shows a tool result as a
+# user turn (where the protocol puts <information>), and writes a search call back as its tag (any
+# other call as JSON, which TRL's template check asks for). Only
+# `search` is a tool: an <answer> stays text, which ends the rollout; the environment reads it then.
+SEARCH_R1_CHAT_TEMPLATE = (
+    "{%- for message in messages -%}"
+    "{%- if message['role'] == 'assistant' -%}"
+    "{{- '<|turn|>assistant\\n' -}}"
+    "{%- generation -%}"
+    "{%- if message['content'] -%}{{- message['content'] -}}{%- endif -%}"
+    "{%- if message['tool_calls'] -%}"
+    "{%- for call in message['tool_calls'] -%}"
+    "{%- if call['function'] is defined -%}{%- set fn = call['function'] -%}{%- else -%}{%- set fn = call -%}{%- endif -%}"
+    "{%- set args = fn['arguments'] if fn['arguments'] is mapping else {} -%}"
+    "{%- if fn['name'] == 'search' and args['query'] is defined -%}"
+    "{{- '<search> ' + args['query'] + ' </search>' -}}"
+    "{%- else -%}"
+    "{{- '<tool_call>' + ({'name': fn['name'], 'arguments': fn['arguments']} | tojson) + '</tool_call>' -}}"
+    "{%- endif -%}"
+    "{%- endfor -%}"
+    "{%- endif -%}"
+    "{{- '<|end|>' -}}"
+    "{%- endgeneration -%}"
+    "{{- '\\n' -}}"
+    "{%- else -%}"
+    "{{- '<|turn|>' + ('user' if message['role'] == 'tool' else message['role']) + '\\n' + (message['content'] if message['content'] is string else '') + '<|end|>\\n' -}}"
+    "{%- endif -%}"
+    "{%- endfor -%}"
+    "{%- if add_generation_prompt -%}{{- '<|turn|>assistant\\n' -}}{%- endif -%}"
+)
+
+SEARCH_R1_RESPONSE_TEMPLATE = {
+    "defaults": {"role": "assistant"},
+    "start_anchor": "<|turn|>assistant\n",
+    "fields": {
+        "tool_calls": {
+            "open": "<search>",
+            "close_pattern": r"</search>\s*",
+            "repeats": True,
+            "content": "text",
+            "transform": {"type": "function", "function": {"name": "search", "arguments": {"query": "{content}"}}},
+        },
+        "content": {"close_pattern": r"<\|end\|>\s*", "content": "text"},
+    },
+}
+
+# A checkpoint of the search-r1 variant is saved without its response template: servers such as
+# `transformers serve` parse tool calls with it and would move the <search> out of the text that
+# ragtrail's protocol reads. The GRPO run sets it on its tokenizer while training (see train.py).
+TEMPLATES = {
+    "tools": (CHAT_TEMPLATE, RESPONSE_TEMPLATE),
+    "search-r1": (SEARCH_R1_CHAT_TEMPLATE, None),
+}
+
 # Protocol strings from ragtrail's agent formats, added to the tokenizer's training text so
 # that tags become short token sequences.
 _PROTOCOL_TEXT = [
@@ -114,9 +169,15 @@ def _read_jsonl(path: str | os.PathLike) -> Iterator[dict]:
                 raise ValueError(f"{path}:{number}: not valid JSON ({err.msg})") from None
 
 
-def world_texts(corpus: str | None, questions: str | None) -> list[str]:
-    """Texts the tokenizer learns from: passage titles and texts, then questions and answers."""
+def world_texts(corpus: str | None, questions: str | None, extra: Iterable[str] = ()) -> list[str]:
+    """Texts the tokenizer learns from: passage titles and texts, questions and answers, and for
+    each `extra` jsonl file (e.g. SFT data) the text of its messages."""
     texts: list[str] = list(_PROTOCOL_TEXT)
+    for path in extra:
+        for row in _read_jsonl(path):
+            for message in row.get("messages") or []:
+                if isinstance(message, dict) and isinstance(message.get("content"), str):
+                    texts.append(message["content"])
     if corpus:
         for row in _read_jsonl(corpus):
             texts.append(f"{row.get('title', '')}\n{row.get('text', '')}")
@@ -127,7 +188,7 @@ def world_texts(corpus: str | None, questions: str | None) -> list[str]:
     return texts
 
 
-def train_tokenizer(texts: Iterable[str], vocab_size: int = 2000):
+def train_tokenizer(texts: Iterable[str], vocab_size: int = 2000, template: str = "tools"):
     """Learn a byte-level BPE on `texts` and wrap it as a transformers fast tokenizer.
 
     BPE training in `tokenizers` is deterministic for a given input order, so the same texts
@@ -157,8 +218,9 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int = 2000):
         model_max_length=2048,
     )
     tokenizer.add_tokens([TOOL_OPEN, TOOL_CLOSE])
-    tokenizer.chat_template = CHAT_TEMPLATE
-    tokenizer.response_template = RESPONSE_TEMPLATE
+    if template not in TEMPLATES:
+        raise ValueError(f"unknown chat template {template!r}; use one of {', '.join(TEMPLATES)}")
+    tokenizer.chat_template, tokenizer.response_template = TEMPLATES[template]
     return tokenizer
 
 
@@ -186,8 +248,7 @@ def tiny_config(tokenizer, hidden_size: int = 64, layers: int = 2, heads: int = 
 def _spec_key(spec: dict) -> str:
     digest = hashlib.sha256()
     digest.update(json.dumps(spec, sort_keys=True).encode())
-    for key in ("corpus", "questions"):
-        path = spec.get(key)
+    for path in [spec.get("corpus"), spec.get("questions"), *spec.get("extra_texts", [])]:
         if path and os.path.exists(path):
             stat = os.stat(path)
             digest.update(f"{os.path.abspath(path)}:{stat.st_size}:{int(stat.st_mtime)}".encode())
@@ -203,6 +264,8 @@ def build_tiny(
     heads: int = 4,
     vocab_size: int = 2000,
     seed: int = 0,
+    template: str = "tools",
+    extra_texts: Iterable[str] = (),
 ) -> str:
     """Build (or reuse) a tiny random causal LM plus tokenizer in `out_dir`; return the path.
 
@@ -221,6 +284,8 @@ def build_tiny(
         "heads": heads,
         "vocab_size": vocab_size,
         "seed": seed,
+        "template": template,
+        "extra_texts": [os.path.abspath(p) for p in extra_texts],
     }
     out = Path(out_dir)
     marker = out / "tiny.json"
@@ -235,7 +300,7 @@ def build_tiny(
     for path in (corpus, questions):
         if path and not os.path.exists(path):
             raise FileNotFoundError(path)
-    tokenizer = train_tokenizer(world_texts(corpus, questions), vocab_size=vocab_size)
+    tokenizer = train_tokenizer(world_texts(corpus, questions, spec["extra_texts"]), vocab_size=vocab_size, template=template)
     config = tiny_config(tokenizer, hidden_size=hidden_size, layers=layers, heads=heads)
     with torch.random.fork_rng():
         torch.manual_seed(seed)
@@ -243,6 +308,10 @@ def build_tiny(
     model.generation_config.pad_token_id = tokenizer.pad_token_id
     model.generation_config.eos_token_id = tokenizer.eos_token_id
     model.generation_config.bos_token_id = tokenizer.eos_token_id
+    # Sampling by default, as released chat models ship it: servers such as `transformers serve`
+    # only sample when the checkpoint says so, and a request's temperature 0 still means greedy.
+    model.generation_config.do_sample = True
+    model.generation_config.top_k = 0
     out.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)

@@ -101,6 +101,15 @@ def validate_config(config: dict, base: str = ".") -> dict:
             )
         if tiny.get("dir"):
             tiny["dir"] = _resolve(tiny["dir"], base)
+        extra = tiny.get("extra_texts") or []
+        if not isinstance(extra, list) or not all(isinstance(p, str) for p in extra):
+            raise ConfigError("tiny.extra_texts must be a list of jsonl paths", "e.g. [\"sft.jsonl\"], or leave it out")
+        tiny["extra_texts"] = [_resolve(p, base) for p in extra]
+        for path in tiny["extra_texts"]:
+            if not os.path.isfile(path):
+                raise ConfigError(f"tiny.extra_texts file {path} does not exist", "point it at an existing jsonl file")
+        if tiny.get("template", "tools") not in ("tools", "search-r1"):
+            raise ConfigError(f"unknown tiny.template {tiny.get('template')!r}", "use \"tools\" (tool calls) or \"search-r1\" (the tag protocol)")
         config["tiny"] = tiny
     lora = config.get("lora")
     if lora is not None and not isinstance(lora, dict):
@@ -113,6 +122,8 @@ def validate_config(config: dict, base: str = ".") -> dict:
         env = config.get("env") or {}
         if not isinstance(env, dict) or not env.get("url"):
             raise ConfigError("grpo needs the environment server", "add \"env\": {\"url\": \"http://127.0.0.1:PORT\", \"token\": null}")
+        if env.get("protocol", "tools") not in ("tools", "search-r1"):
+            raise ConfigError(f"unknown env.protocol {env.get('protocol')!r}", "use \"tools\" (search/answer tool calls) or \"search-r1\" (tags)")
         config["env"] = env
     max_examples = config.get("max_examples")
     if max_examples is not None and (not isinstance(max_examples, int) or max_examples < 1):
@@ -166,6 +177,8 @@ def check_rows(algo: str, rows: list[dict], path: str) -> None:
                     f"use trl_preference.jsonl ({{\"prompt\", \"chosen\", \"rejected\"}}) for {algo}",
                 )
         elif algo == "grpo":
+            if _is_messages(row.get("prompt")) and row.get("question_id"):
+                continue  # a prompt already rendered (by the agent protocol) for its question
             if not row.get("id") or not isinstance(row.get("question"), str):
                 raise ConfigError(
                     f"{path} example {number} lacks \"id\" or \"question\"", "use a questions.jsonl ({\"id\", \"question\", ...}) for grpo"
@@ -173,7 +186,10 @@ def check_rows(algo: str, rows: list[dict], path: str) -> None:
 
 
 def grpo_rows(rows: list[dict]) -> list[dict]:
-    """Question rows -> GRPO prompts; keep the train split when the rows carry one."""
+    """Question rows -> GRPO prompts; keep the train split when the rows carry one. Rows that
+    already hold a rendered {"prompt": messages, "question_id"} pass through unchanged."""
+    if all(_is_messages(r.get("prompt")) for r in rows):
+        return [{"prompt": r["prompt"], "question_id": str(r["question_id"])} for r in rows]
     if any(isinstance(r.get("metadata"), dict) and "split" in r["metadata"] for r in rows):
         rows = [r for r in rows if (r.get("metadata") or {}).get("split") == "train"]
     return [
@@ -368,6 +384,8 @@ def resolve_model(config: dict) -> str:
         heads=int(tiny.get("heads", 4)),
         vocab_size=int(tiny.get("vocab_size", 2000)),
         seed=int(tiny.get("seed", 0)),
+        template=str(tiny.get("template", "tools")),
+        extra_texts=tiny.get("extra_texts") or (),
     )
 
 
@@ -422,13 +440,19 @@ def run(config: dict) -> dict:
     elif algo == "prm":
         trainer = trl.RewardTrainer(model=model_path, **common)
     else:
-        from .env_client import RagtrailEnv, episode_reward
+        from .env_client import ENVIRONMENTS, episode_reward
 
         env = config["env"]
-        factory = functools.partial(RagtrailEnv, url=env["url"], token=env.get("token"), timeout=float(env.get("timeout", 60)))
+        factory = functools.partial(ENVIRONMENTS[env.get("protocol", "tools")], url=env["url"], token=env.get("token"), timeout=float(env.get("timeout", 60)))
+        if env.get("protocol") == "search-r1":
+            from .tiny import SEARCH_R1_RESPONSE_TEMPLATE
+
+            tokenizer.response_template = SEARCH_R1_RESPONSE_TEMPLATE
         trainer = trl.GRPOTrainer(model=model_path, reward_funcs=[episode_reward], environment_factory=factory, **common)
 
     trainer.train()
+    if algo == "grpo" and config["env"].get("protocol") == "search-r1":
+        tokenizer.response_template = None  # saved as a plain text model again (see tiny.TEMPLATES)
     trainer.save_model(config["output_dir"])
 
     summary = summarize(config, writer.records, model_path, len(rows), time.time() - started, effective)

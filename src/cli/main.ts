@@ -4,10 +4,11 @@
  * library function and prints. Bad input exits with status 2 and one line saying what to fix.
  */
 import { Command, CommanderError } from 'commander';
-import { InputError } from '../core/errors.js';
+import { InputError, RagtrailError } from '../core/errors.js';
 import { registerAnnotate } from './annotate.js';
 import { registerCorpus } from './corpus.js';
 import { registerDemo } from './demo.js';
+import { registerLlmLoop } from './llm-loop.js';
 import { registerEval } from './eval.js';
 import { registerImport } from './import.js';
 import { registerIndex } from './index-cmd.js';
@@ -29,6 +30,7 @@ export function buildProgram(): Command {
     .showSuggestionAfterError(true)
     .configureOutput({ outputError: (str, write) => write(`ragtrail: ${str.replace(/^error: /, '').trim()}\n`) });
   registerDemo(program);
+  registerLlmLoop(program);
   registerWorld(program);
   registerCorpus(program);
   registerScore(program);
@@ -60,6 +62,11 @@ export async function main(argv: string[]): Promise<number> {
     if (e instanceof InputError) {
       process.stderr.write(`ragtrail: ${e.message}\n`);
       return 2;
+    }
+    if (e instanceof RagtrailError) {
+      // A failure ragtrail recognised (a child process, a server): its message says what to look at.
+      process.stderr.write(`ragtrail: ${e.message}\n`);
+      return 1;
     }
     const err = e as Error;
     process.stderr.write(`ragtrail: unexpected error: ${err?.message ?? String(e)}\n`);

@@ -109,7 +109,8 @@ async function trainWithTrl(opts: TrainOpts): Promise<void> {
     const corpus = opts.index ? findCorpus(opts.index) : undefined;
     config.tiny = { corpus, questions: opts.dataset ? resolve(opts.dataset) : undefined };
   }
-  const configPath = join(out, 'config.json');
+  // Not config.json: save_model writes the model's own config.json into the same folder.
+  const configPath = join(out, 'trl-config.json');
   let stop: (() => Promise<void>) | undefined;
   if (algo === 'grpo') {
     if (!opts.index || !opts.dataset) throw new InputError('--engine trl --algo grpo needs --index and --dataset: the environment the rollouts run in', 'e.g. --index world-index --dataset world/questions.jsonl');
@@ -238,7 +239,7 @@ export function registerTrain(program: Command): void {
     .option('--kl <k>', 'gym RL: KL estimator k1, k2 (ARENA) or k3 (GRPO)', choiceArg(['k1', 'k2', 'k3'] as const))
     .option('--eps-low <x>', 'gym RL: lower clip ε', numberArg(0, 1))
     .option('--eps-high <x>', 'gym RL: upper clip ε (DAPO 0.28)', numberArg(0, 10))
-    .option('--out <dir>', 'trl: output folder (model, config.json, log_history.jsonl, summary.json)')
+    .option('--out <dir>', 'trl: output folder (model, trl-config.json, log_history.jsonl, summary.json)')
     .option('--model <m>', 'trl: "tiny" (random model built from a config, for smoke runs), a checkpoint folder or a hub id', 'tiny')
     .option('--lora', 'trl: train LoRA adapters (PEFT) instead of all weights', false)
     .option('--lora-r <n>', 'trl: LoRA rank', intArg(1, 4096), 16)

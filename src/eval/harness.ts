@@ -178,7 +178,7 @@ export async function runEval(config: EvalConfig, log: EvalProgress = () => {}):
         temperature: built.temperature,
         seed: config.seed ?? 0,
         vote: built.vote,
-        config: { system: s, dataset: d, index: config.index, seed: config.seed ?? 0 },
+        config: { system: s.resumeKey ? { ...s, llm: undefined, prm: undefined } : s, dataset: d, index: config.index, seed: config.seed ?? 0 },
         usage: built.llm ? () => built.llm!.totals : undefined,
         quiet: true,
       });

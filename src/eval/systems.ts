@@ -38,6 +38,9 @@ export interface SystemSpec {
   topK?: number;
   maxTokens?: number;
   tracePrompts?: boolean;
+  /** What identifies the system when a run resumes, instead of the spec (e.g. a checkpoint path when
+   * the serving URL changes from one invocation to the next). */
+  resumeKey?: string;
 }
 
 export interface BuiltSystem {

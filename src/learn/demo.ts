@@ -135,8 +135,8 @@ export async function runDemo(options: Partial<DemoOptions> & { out: string }): 
       const dir = join(out, 'trl', algo);
       mkdirSync(dir, { recursive: true });
       const config: TrlConfig = { algo, model: 'Qwen/Qwen2.5-7B-Instruct', data: join(files.annotate, algo === 'sft' ? 'trl_sft.jsonl' : 'trl_preference.jsonl'), output_dir: dir, lora: { r: 16, alpha: 32, dropout: 0.05, target_modules: 'all-linear' }, trainer: algo === 'dpo' ? { beta: 0.3, learning_rate: 1e-6, num_train_epochs: 1, bf16: true } : { learning_rate: 1e-5, num_train_epochs: 1, bf16: true } };
-      writeTrlConfig(config, join(dir, 'config.json'));
-      trlCommands.push(trlCommand(join(defaultVenv(), 'bin', 'python'), join(dir, 'config.json')).line);
+      writeTrlConfig(config, join(dir, 'trl-config.json'));
+      trlCommands.push(trlCommand(join(defaultVenv(), 'bin', 'python'), join(dir, 'trl-config.json')).line);
     }
     for (const c of trlCommands) log(`  ${c}`);
   } else {

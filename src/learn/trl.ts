@@ -25,7 +25,7 @@ export interface TrlConfig {
   output_dir: string;
   lora: { r: number; alpha: number; dropout: number; target_modules: string | string[] } | null;
   trainer: Record<string, unknown>;
-  env?: { url: string; token: string | null };
+  env?: { url: string; token: string | null; protocol?: 'tools' | 'search-r1' };
   max_examples?: number;
 }
 
@@ -98,7 +98,7 @@ export function writeTrlConfig(config: TrlConfig, path: string): void {
 /** The command `ragtrail train --engine trl` runs, for printing and for running. */
 export function trlCommand(python: string, configPath: string): { cmd: string; args: string[]; env: NodeJS.ProcessEnv; line: string } {
   const args = ['-m', 'ragtrail_trl.train', '--config', configPath];
-  const env = { ...process.env, PYTHONPATH: [PYTHON_DIR, process.env['PYTHONPATH']].filter(Boolean).join(':'), TRL_EXPERIMENTAL_SILENCE: '1', TOKENIZERS_PARALLELISM: 'false' };
+  const env = { ...process.env, PYTHONPATH: [PYTHON_DIR, process.env['PYTHONPATH']].filter(Boolean).join(':'), TRL_EXPERIMENTAL_SILENCE: '1', TOKENIZERS_PARALLELISM: 'false', HF_DATASETS_DISABLE_PROGRESS_BARS: '1' };
   return { cmd: python, args, env, line: `PYTHONPATH=${shellQuote(PYTHON_DIR)} ${[python, ...args].map(shellQuote).join(' ')}` };
 }
 

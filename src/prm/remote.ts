@@ -25,6 +25,13 @@ export function stateText(state: State): string {
   return `Question: ${state.question.question}\n${describeProcess(state)}`;
 }
 
+const DEFAULT_SEPARATOR = '\n\nNext step:\n';
+
+/** The text a pooling/classify PRM scores for one candidate: the state, a separator, the step (train PRMs on the same). */
+export function prmInputText(state: State, raw: string, separator = DEFAULT_SEPARATOR): string {
+  return `${stateText(state)}${separator}${raw}`;
+}
+
 export class RemotePRM implements PRM {
   readonly name: string;
 
@@ -38,17 +45,16 @@ export class RemotePRM implements PRM {
   async score(state: State, candidates: readonly Candidate[]): Promise<number[]> {
     if (candidates.length === 0) return [];
     const headers: Record<string, string> = this.opts.apiKey ? { authorization: `Bearer ${this.opts.apiKey}` } : {};
-    const context = stateText(state);
     if (this.opts.shape === 'tei-rerank') {
+      const context = stateText(state);
       const reply = await fetchJson<{ index: number; score: number }[]>(this.url, { body: { query: context, texts: candidates.map((c) => c.raw) }, headers });
       if (!Array.isArray(reply)) throw new RagtrailError(`${this.url}: expected a list of {index, score}`);
       const scores = new Array<number>(candidates.length).fill(-Infinity);
       for (const r of reply) if (typeof r.index === 'number' && r.index < scores.length) scores[r.index] = r.score;
       return scores;
     }
-    const sep = this.opts.separator ?? '\n\nNext step:\n';
     const reply = await fetchJson<{ data?: { data?: number | number[]; probs?: number[] }[] }>(this.url, {
-      body: { model: this.opts.model, input: candidates.map((c) => `${context}${sep}${c.raw}`) },
+      body: { model: this.opts.model, input: candidates.map((c) => prmInputText(state, c.raw, this.opts.separator)) },
       headers,
     });
     if (!Array.isArray(reply.data) || reply.data.length !== candidates.length) throw new RagtrailError(`${this.url}: expected "data" with ${candidates.length} items`);

@@ -15,6 +15,8 @@
  *   {"id", "state": {"question", "steps": [...]}, "chosen": {"type", "action", "raw"}, "rejected": {…}, "gap"}
  */
 import type { Message, Step } from '../core/trajectory.js';
+import type { Question } from '../core/types.js';
+import type { State } from '../env/env.js';
 import { getProtocol } from '../agents/registry.js';
 import { formatDocs } from '../agents/protocol.js';
 import type { Pair } from './mine.js';
@@ -95,4 +97,26 @@ export function prmPair(tree: SavedTree, pair: Pair): Record<string, unknown> {
     rejected: { type: pair.rejected.type, action: pair.rejected.action, raw: pair.rejected.raw },
     gap: pair.gap,
   };
+}
+
+/**
+ * A whole episode as one conversational SFT example (SFTTrainer with assistant-only loss trains
+ * every assistant turn): the protocol's rendering of the episode up to its last step, then that
+ * step. Used to teach an LLM a protocol from demonstrations (oracle or successful sim episodes).
+ */
+export function trajectorySftExample(question: Question, steps: readonly Step[], agent: string): { messages: Message[] } {
+  const protocol = getProtocol(agent);
+  const last = steps[steps.length - 1];
+  if (!last) throw new Error(`trajectory of ${question.id} has no steps`);
+  const forced = last.forced === true;
+  const state: State = { question, steps: steps.slice(0, -1), done: false, mustAnswer: forced, turnsLeft: 0, searchesLeft: 0 };
+  return { messages: [...protocol.render(state, { forced }), { role: 'assistant', content: last.raw }] };
+}
+
+/** The no-retrieval example: the protocol's first prompt, then an immediate answer. */
+export function directAnswerExample(question: Question, agent: string): { messages: Message[] } {
+  const protocol = getProtocol(agent);
+  const state: State = { question, steps: [], done: false, mustAnswer: false, turnsLeft: 1, searchesLeft: 0 };
+  const answer = question.answers[0] ?? '';
+  return { messages: [...protocol.render(state), { role: 'assistant', content: protocol.format({ type: 'answer', answer }, state) }] };
 }

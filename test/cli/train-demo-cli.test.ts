@@ -46,9 +46,9 @@ describe('ragtrail demo --llm', () => {
       const r = await ragtrailAsync('demo', '--out', out, '--entities', '600', '--train-questions', '8', '--test-questions', '6', '--simulations', '3', '--agent', 'search-r1', '--llm', `openai:${fake.url}#fake`);
       assert.equal(r.status, 0, r.stderr);
       assert.match(r.stderr, /base policy: llm:openai:/);
-      assert.match(r.stderr, /-m ragtrail_trl\.train --config \S+trl\/dpo\/config\.json/);
+      assert.match(r.stderr, /-m ragtrail_trl\.train --config \S+trl\/dpo\/trl-config\.json/);
       assert.match(r.stderr, /PRM best-of-N is skipped/);
-      const dpo = JSON.parse(readFileSync(join(out, 'trl', 'dpo', 'config.json'), 'utf8'));
+      const dpo = JSON.parse(readFileSync(join(out, 'trl', 'dpo', 'trl-config.json'), 'utf8'));
       assert.equal(dpo.algo, 'dpo');
       assert.equal(dpo.data, join(out, 'annotate', 'trl_preference.jsonl'));
       const results = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8'));
@@ -83,7 +83,7 @@ describe('ragtrail train', () => {
     const out = join(tmp.dir, 'trl-dpo');
     const r = ragtrail('train', '--engine', 'trl', '--algo', 'dpo', '--data', join(demo, 'annotate'), '--out', out, '--lora', '--max-steps', '5', '--trainer', 'beta=0.3', '--print-only');
     assert.equal(r.status, 0, r.stderr);
-    const config = JSON.parse(readFileSync(join(out, 'config.json'), 'utf8'));
+    const config = JSON.parse(readFileSync(join(out, 'trl-config.json'), 'utf8'));
     assert.equal(config.algo, 'dpo');
     assert.equal(config.data, join(demo, 'annotate', 'trl_preference.jsonl'));
     assert.deepEqual(config.trainer, { beta: 0.3, max_steps: 5, seed: 0 });

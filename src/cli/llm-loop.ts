@@ -1,0 +1,72 @@
+import type { Command } from 'commander';
+import { LLM_LOOP_DEFAULTS, type LlmLoopOptions, runLlmLoop } from '../learn/llm-loop.js';
+import { intArg } from './options.js';
+import { fixed, formatTable } from './table.js';
+
+interface LoopOpts {
+  out: string;
+  entities: number;
+  budget: number;
+  testQuestions?: number;
+  topK: number;
+  maxTurns: number;
+  hidden: number;
+  layers: number;
+  heads: number;
+  vocab: number;
+  sftEpochs: number;
+  simulations: number;
+  rollouts: number;
+  dpoEpochs: number;
+  grpoSteps: number;
+  prmEpochs: number;
+  n: number;
+  seed: number;
+  venv?: string;
+}
+
+export function registerLlmLoop(program: Command): void {
+  const d = LLM_LOOP_DEFAULTS;
+  program
+    .command('llm-loop')
+    .description('the whole method with a real tiny transformer, offline on CPU: demonstrations → TRL SFT → transformers serve → agent eval → MCTS+SPRE annotation with the served model → TRL step-DPO, GRPO (rewards from serve-env) and PRM → every variant served and evaluated → report.html (needs Python; resumable)')
+    .option('--out <dir>', 'output folder; a second run with the same folder resumes and skips finished stages', 'ragtrail-llm-loop')
+    .option('--entities <n>', 'entities of the synthetic world', intArg(200, 1_000_000), d.entities)
+    .option('--budget <n>', 'training questions annotated with MCTS, and the same questions for GRPO', intArg(1), d.budget)
+    .option('--test-questions <n>', 'held-out questions evaluated (default: the whole test split)', intArg(1))
+    .option('--top-k <n>', 'documents per search', intArg(1, 20), d.topK)
+    .option('--max-turns <n>', 'turns per episode', intArg(1, 20), d.maxTurns)
+    .option('--hidden <n>', 'width of the tiny transformer', intArg(16, 4096), d.model.hidden)
+    .option('--layers <n>', 'layers of the tiny transformer', intArg(1, 64), d.model.layers)
+    .option('--heads <n>', 'attention heads', intArg(1, 64), d.model.heads)
+    .option('--vocab <n>', 'BPE vocabulary learned on the world', intArg(300, 100_000), d.model.vocab)
+    .option('--sft-epochs <n>', 'SFT epochs over the demonstrations', intArg(1, 100), d.sftEpochs)
+    .option('--simulations <n>', 'MCTS simulations per question', intArg(1, 1000), d.simulations)
+    .option('--rollouts <n>', 'SPRE rollouts per expanded node', intArg(1, 64), d.rollouts)
+    .option('--dpo-epochs <n>', 'step-DPO epochs over the pairs', intArg(1, 100), d.dpoEpochs)
+    .option('--grpo-steps <n>', 'GRPO optimizer steps (2 questions × 4 rollouts each)', intArg(1, 100_000), d.grpoSteps)
+    .option('--prm-epochs <n>', 'PRM epochs over the pairs', intArg(1, 100), d.prmEpochs)
+    .option('--n <n>', 'candidates per step for PRM best-of-N', intArg(2, 64), d.n)
+    .option('--seed <n>', 'seed of the world, the initial weights and the samples', intArg(0), d.seed)
+    .option('--venv <dir>', 'Python venv for TRL (default $RAGTRAIL_VENV or ~/.cache/ragtrail/trl-venv; created on first use)')
+    .action(async (opts: LoopOpts) => {
+      const options: Partial<LlmLoopOptions> & { out: string } = {
+        ...opts, model: { hidden: opts.hidden, layers: opts.layers, heads: opts.heads, vocab: opts.vocab }, log: (l) => console.error(l),
+      };
+      const r = await runLlmLoop(options);
+      console.log('');
+      console.log(formatTable(
+        ['system', 'EM [95% CI]', 'F1', 'retrievals', 'format ok', 'Δ EM vs SFT (p)'],
+        r.results.cells.map((c) => [
+          c.system,
+          `${fixed(c.em.mean)} [${fixed(c.em.low)}, ${fixed(c.em.high)}]`,
+          fixed(c.f1.mean),
+          c.retrievalCount.toFixed(2),
+          fixed(c.format),
+          c.vsBaseline ? `${c.vsBaseline.em.diff >= 0 ? '+' : ''}${fixed(c.vsBaseline.em.diff)} (${c.vsBaseline.em.pT.toFixed(3)})` : '–',
+        ]),
+      ));
+      console.log(`\n${r.results.cells[0]?.n ?? 0} held-out test questions; this invocation took ${r.seconds.toFixed(0)} s`);
+      console.log(`report: ${r.report}`);
+    });
+}

@@ -1,0 +1,326 @@
+/**
+ * `ragtrail llm-loop`: the papers' whole pipeline with a real (tiny) language model, on this machine.
+ *
+ *   world → BM25 index → oracle and sim demonstrations in the search-r1 protocol → SFT data
+ *   → a tiny transformer (tokenizer learned on the world, random init) trained with TRL's SFTTrainer
+ *   (plus the same model trained on question → answer pairs only: the no-retrieval baseline)
+ *   → served by `transformers serve` → evaluated by `ragtrail`'s own agent loop over HTTP
+ *   → MCTS + SPRE annotation with the served SFT model (sampling) → step preference pairs
+ *   → (a) step-DPO with TRL from the SFT checkpoint; (b) GRPO with TRL from the SFT checkpoint on the
+ *     same questions, rollouts and rewards from the environment server; (c) a PRM trained with TRL's
+ *     RewardTrainer on the pairs, served for PRM-guided best-of-N
+ *   → every variant served and evaluated on the held-out questions → results.json and report.html.
+ *
+ * Every stage leaves its output in OUT and is skipped when that output is complete, so a run that
+ * was interrupted (even by kill -9) resumes where it stopped; evaluation runs resume per question.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { join, resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { getProtocol } from '../agents/registry.js';
+import { LlmPolicy } from '../agents/policy.js';
+import { InputError, RagtrailError } from '../core/errors.js';
+import { exactMatch } from '../core/metrics.js';
+import type { Question } from '../core/types.js';
+import { loadDatasetAll } from '../corpus/dataset.js';
+import { generateWorld, writeWorld } from '../corpus/world/index.js';
+import { RagEnv, type State } from '../env/env.js';
+import { type Curve, type EvalResults, runEval } from '../eval/harness.js';
+import { writeReport } from '../eval/report.js';
+import { runQuestions } from '../eval/run.js';
+import type { SystemSpec } from '../eval/systems.js';
+import { createPolicy } from '../eval/systems.js';
+import { readTrajectories } from '../eval/trajectories.js';
+import { createLLM } from '../llm/create.js';
+import { prmInputText } from '../prm/remote.js';
+import { annotate } from '../process/annotate.js';
+import { directAnswerExample, trajectorySftExample } from '../process/export.js';
+import { UCT_DEFAULTS } from '../process/mcts.js';
+import { composeScheme } from '../rewards/schemes.js';
+import { createEmbedder } from '../retrieval/embedders/embedder.js';
+import { buildIndex, openRetriever } from '../retrieval/index-dir.js';
+import { readJsonl, writeJsonl } from '../core/io.js';
+
+async function readRows<T>(path: string): Promise<T[]> {
+  const rows: T[] = [];
+  for await (const { value } of readJsonl(path)) rows.push(value as T);
+  return rows;
+}
+import { EnvService } from './env-service.js';
+import { type PythonService, serveModel, servePrm } from './python-service.js';
+import { createEnvServer } from './serve-env.js';
+import { ensureVenv, runTrl, type TrlConfig, writeTrlConfig } from './trl.js';
+
+export interface LlmLoopOptions {
+  out: string;
+  /** Entities of the synthetic world (default 3000: 480 train / 60 test questions). */
+  entities: number;
+  /** Documents per search (default 3: keeps the transcripts short enough for CPU training). */
+  topK: number;
+  maxTurns: number;
+  /** Questions annotated with MCTS, and the same questions for GRPO (default 48). */
+  budget: number;
+  /** Held-out test questions evaluated (default: the whole test split). */
+  testQuestions?: number;
+  /** The tiny transformer. */
+  model: { hidden: number; layers: number; heads: number; vocab: number };
+  sftEpochs: number;
+  /** MCTS simulations per question and SPRE rollouts per node. */
+  simulations: number;
+  rollouts: number;
+  dpoEpochs: number;
+  grpoSteps: number;
+  prmEpochs: number;
+  /** Candidates per step for PRM best-of-N. */
+  n: number;
+  seed: number;
+  venv?: string;
+  log?: (line: string) => void;
+}
+
+export const LLM_LOOP_DEFAULTS: Omit<LlmLoopOptions, 'out'> = {
+  entities: 3000, topK: 3, maxTurns: 4, budget: 48, model: { hidden: 128, layers: 4, heads: 4, vocab: 4000 }, sftEpochs: 2,
+  simulations: 4, rollouts: 2, dpoEpochs: 2, grpoSteps: 24, prmEpochs: 2, n: 4, seed: 1,
+};
+
+const AGENT = 'search-r1';
+
+/** A variant of the table: its checkpoint and how it is evaluated. */
+interface Variant {
+  name: string;
+  checkpoint: string;
+  prm?: string;
+}
+
+export interface LlmLoopResult {
+  results: EvalResults;
+  seconds: number;
+  timings: Record<string, number>;
+  report: string;
+}
+
+export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: string }): Promise<LlmLoopResult> {
+  const o: LlmLoopOptions = { ...LLM_LOOP_DEFAULTS, ...options, model: { ...LLM_LOOP_DEFAULTS.model, ...options.model } };
+  const log = o.log ?? ((l: string) => console.error(l));
+  const out = resolve(o.out);
+  mkdirSync(out, { recursive: true });
+  const t0 = performance.now();
+  const timings: Record<string, number> = {};
+  const stage = async <T>(name: string, done: boolean, f: () => Promise<T>): Promise<T | undefined> => {
+    if (done) {
+      log(`  ${name}: done earlier (kept)`);
+      return undefined;
+    }
+    const s = performance.now();
+    const r = await f();
+    timings[name] = (performance.now() - s) / 1000;
+    log(`  ${name}: ${timings[name].toFixed(1)} s`);
+    return r;
+  };
+  const p = (...parts: string[]) => join(out, ...parts);
+  const protocol = getProtocol(AGENT);
+
+  // The Python side first: a missing Python, mirror or package should stop the run before any work.
+  log('[0/8] Python environment for TRL and transformers serve');
+  const python = ensureVenv({ venv: o.venv, log });
+
+  log(`[1/8] synthetic world (${o.entities} entities, seed ${o.seed}) and its BM25 index`);
+  await stage('world + index', existsSync(p('index', 'index.json')), async () => {
+    await writeWorld(p('world'), generateWorld({ seed: o.seed, entities: o.entities }));
+    await buildIndex(p('world', 'corpus.jsonl'), p('index'), { quiet: true, force: true });
+  });
+  const questionsPath = p('world', 'questions.jsonl');
+  const all = (await loadDatasetAll(questionsPath)).questions;
+  const train = all.filter((q) => q.metadata?.['split'] === 'train');
+  const test = all.filter((q) => q.metadata?.['split'] === 'test').slice(0, o.testQuestions ?? Infinity);
+  const budgetQs = train.slice(0, o.budget);
+  const retriever = await openRetriever(p('index'));
+  const env = new RagEnv({ retriever, topK: o.topK, maxTurns: o.maxTurns });
+
+  log(`[2/8] demonstrations in the ${AGENT} protocol: the oracle and the sim policy on ${train.length} training questions`);
+  const sftPath = p('data', 'sft.jsonl');
+  const directPath = p('data', 'direct.jsonl');
+  await stage('demonstrations', existsSync(directPath), async () => {
+    mkdirSync(p('data'), { recursive: true });
+    const rows: { messages: unknown[] }[] = [];
+    for (const spec of ['oracle', 'sim']) {
+      const dir = p('data', `demos-${spec}`);
+      await runQuestions({ outDir: dir, env, policy: createPolicy(spec, protocol, 0.8), questions: train, seed: o.seed, config: { policy: spec, topK: o.topK, maxTurns: o.maxTurns }, quiet: true });
+      const byId = new Map(train.map((q) => [q.id, q]));
+      for (const t of await readTrajectories(dir)) {
+        const q = byId.get(t.id);
+        // Only episodes that end in the right answer teach the protocol (rejection sampling).
+        if (q && t.steps.length > 0 && exactMatch(t.prediction, q.answers)) rows.push(trajectorySftExample(q, t.steps, AGENT));
+      }
+    }
+    await writeJsonl(sftPath, rows);
+    await writeJsonl(directPath, train.map((q) => directAnswerExample(q, AGENT)));
+    log(`  ${rows.length} demonstration episodes; ${train.length} question → answer examples for the baseline`);
+  });
+
+  // One random initialisation (and tokenizer) for every model of the run.
+  const tiny = {
+    corpus: p('world', 'corpus.jsonl'), questions: questionsPath, hidden_size: o.model.hidden, layers: o.model.layers, heads: o.model.heads,
+    vocab_size: o.model.vocab, seed: o.seed, dir: p('models', 'init'), template: AGENT, extra_texts: [sftPath, directPath],
+  };
+  const train_ = async (name: string, config: Omit<TrlConfig, 'output_dir' | 'lora'> & { lora?: TrlConfig['lora'] }) => {
+    const dir = p('models', name);
+    mkdirSync(dir, { recursive: true });
+    const path = join(dir, 'trl-config.json');
+    writeTrlConfig({ lora: null, ...config, output_dir: dir }, path);
+    const code = await runTrl(python, path);
+    if (code !== 0) throw new RagtrailError(`TRL ${config.algo} training of ${name} failed (exit ${code}); its config is ${path}`);
+  };
+  const trained = (name: string) => existsSync(p('models', name, 'summary.json'));
+  const cpu = { per_device_train_batch_size: 8, learning_rate: 3e-3, lr_scheduler_type: 'cosine', warmup_steps: 0.05, logging_steps: 5, max_length: 2048 };
+
+  log(`[3/8] SFT of a tiny transformer (${o.model.layers} layers × ${o.model.hidden}, vocabulary ${o.model.vocab}) with TRL, and the no-retrieval baseline`);
+  await stage('SFT', trained('sft'), () => train_('sft', { algo: 'sft', model: 'tiny', tiny, data: sftPath, trainer: { ...cpu, num_train_epochs: o.sftEpochs } }));
+  await stage('SFT (question → answer only)', trained('direct'), () =>
+    train_('direct', { algo: 'sft', model: 'tiny', tiny, data: directPath, trainer: { ...cpu, num_train_epochs: o.sftEpochs * 4 } }),
+  );
+
+  // Evaluation of one variant: serve its checkpoint (and PRM), run the agent over the test questions.
+  const evalDir = p('eval');
+  const systemOf = (v: Variant, llm: string, prm?: string): SystemSpec & { name: string; resumeKey: string } => ({
+    name: v.name, agent: AGENT, llm, topK: o.topK, maxTurns: o.maxTurns, maxTokens: 96, resumeKey: `${v.checkpoint}${v.prm ? ` + ${v.prm}` : ''}`,
+    ...(prm ? { select: 'prm' as const, prm, n: o.n, temperature: 1 } : {}),
+  });
+  const dataset = { name: 'world-test', path: questionsPath, split: 'test', limit: o.testQuestions };
+  const withServed = async <T>(checkpoint: string, prm: string | undefined, f: (llm: string, prm?: string) => Promise<T>): Promise<T> => {
+    const services: PythonService[] = [];
+    try {
+      const model = await serveModel(python, checkpoint, p('logs', `serve-${checkpoint.split('/').pop()}.log`));
+      services.push(model);
+      let prmSpec: string | undefined;
+      if (prm) {
+        const s = await servePrm(python, prm, p('logs', `serve-prm.log`));
+        services.push(s);
+        prmSpec = s.spec;
+      }
+      return await f(model.spec, prmSpec);
+    } finally {
+      for (const s of services) await s.stop();
+    }
+  };
+  const evaluated = (v: Variant) => {
+    const path = join(evalDir, 'runs', `${v.name}__world-test`.replace(/[^A-Za-z0-9_.-]+/g, '_'), 'trajectories.jsonl');
+    return existsSync(path) && readFileSync(path, 'utf8').split('\n').filter(Boolean).length >= test.length;
+  };
+  const evaluate = (v: Variant) =>
+    stage(`evaluate ${v.name}`, evaluated(v), () =>
+      withServed(v.checkpoint, v.prm, (llm, prm) => runEval({ index: p('index'), out: evalDir, datasets: [dataset], systems: [systemOf(v, llm, prm)], seed: o.seed, concurrency: 4 })),
+    );
+  mkdirSync(p('logs'), { recursive: true });
+  const variants: Variant[] = [
+    { name: 'no retrieval (question → answer SFT)', checkpoint: p('models', 'direct') },
+    { name: 'SFT', checkpoint: p('models', 'sft') },
+  ];
+  log(`[4/8] serving the SFT models with transformers serve; ${test.length} held-out questions each`);
+  for (const v of variants) await evaluate(v);
+
+  log(`[5/8] MCTS + SPRE annotation of ${budgetQs.length} training questions with the served SFT model (temperature 1)`);
+  const annDir = p('annotate');
+  await stage('annotate', existsSync(join(annDir, 'stats.json')), () =>
+    withServed(p('models', 'sft'), undefined, async (llm) => {
+      const model = await createLLM(llm, { concurrency: 4, cacheDir: p('.cache') });
+      const policy = new LlmPolicy(protocol, model, { maxTokens: 96 });
+      const annEnv = new RagEnv({ retriever, topK: o.topK, maxTurns: o.maxTurns });
+      try {
+        await annotate({
+          method: 'mcts-spre', outDir: annDir, env: annEnv, policy, questions: budgetQs, concurrency: 4,
+          mcts: { ...UCT_DEFAULTS, simulations: o.simulations, rollouts: o.rollouts, seed: o.seed },
+          config: { method: 'mcts-spre', agent: AGENT, policy: 'sft', simulations: o.simulations, rollouts: o.rollouts, seed: o.seed }, quiet: true,
+        });
+      } finally {
+        await model.close?.();
+      }
+    }),
+  );
+  const pairs = await readRows<Record<string, unknown>>(join(annDir, 'trl_preference.jsonl'));
+  log(`  ${pairs.length} step preference pairs`);
+  // No pairs (every sampled step scored alike, e.g. a model that never answers right): step-DPO and the
+  // PRM have nothing to learn from; they are left out of the table, and the run goes on with GRPO.
+  const withPairs = pairs.length > 0;
+  if (!withPairs) log(`  no pairs: step-DPO and the PRM are skipped (raise --budget, --simulations or --sft-epochs)`);
+
+  log(`[6/8] step-DPO from the SFT checkpoint on the pairs; GRPO from the SFT checkpoint on the same ${budgetQs.length} questions (outcome reward EM from serve-env)`);
+  await stage('step-DPO', trained('dpo') || !withPairs, () =>
+    train_('dpo', { algo: 'dpo', model: p('models', 'sft'), data: join(annDir, 'trl_preference.jsonl'), trainer: { ...cpu, learning_rate: 5e-4, beta: 0.1, num_train_epochs: o.dpoEpochs, per_device_train_batch_size: 4 } }),
+  );
+  await stage('GRPO', trained('grpo'), async () => {
+    const grpoData = p('data', 'grpo.jsonl');
+    const initial = (q: Question): State => ({ question: q, steps: [], done: false, mustAnswer: false, turnsLeft: o.maxTurns, searchesLeft: o.maxTurns });
+    await writeJsonl(grpoData, budgetQs.map((q) => ({ prompt: protocol.render(initial(q)), question_id: q.id })));
+    const service = new EnvService({ env: new RagEnv({ retriever, topK: o.topK, maxTurns: o.maxTurns }), protocol, questions: budgetQs, outcome: composeScheme('em', []), embedder: await createEmbedder('hash:512'), trajectoriesPath: p('models', 'grpo-episodes.jsonl') });
+    const token = randomBytes(12).toString('hex');
+    const server: Server = createEnvServer(service, { token });
+    const port = await new Promise<number>((r) => server.listen(0, '127.0.0.1', () => r((server.address() as { port: number }).port)));
+    try {
+      await train_('grpo', {
+        algo: 'grpo', model: p('models', 'sft'), data: grpoData, env: { url: `http://127.0.0.1:${port}`, token, protocol: AGENT },
+        trainer: { learning_rate: 2e-4, max_steps: o.grpoSteps, num_generations: 4, per_device_train_batch_size: 8, max_completion_length: 1024, max_tool_calling_iterations: o.maxTurns, temperature: 1.0, beta: 0.0, logging_steps: 1 },
+      });
+    } finally {
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
+
+  log('[7/8] a PRM with TRL (RewardTrainer on the pairs, as state + step texts) from the SFT checkpoint');
+  await stage('PRM', trained('prm') || !withPairs, async () => {
+    const rows = await readRows<{ state: { question: string; steps: State['steps'] }; chosen: { raw: string }; rejected: { raw: string } }>(join(annDir, 'prm_pairs.jsonl'));
+    const byQuestion = new Map(train.map((q) => [q.question, q]));
+    const text = (r: (typeof rows)[number], raw: string) => {
+      const q = byQuestion.get(r.state.question) ?? ({ id: '', question: r.state.question, answers: [] } as Question);
+      return prmInputText({ question: q, steps: r.state.steps, done: false, mustAnswer: false, turnsLeft: 0, searchesLeft: 0 }, raw);
+    };
+    const prmData = p('data', 'prm_text.jsonl');
+    await writeJsonl(prmData, rows.map((r) => ({ chosen: text(r, r.chosen.raw), rejected: text(r, r.rejected.raw) })));
+    await train_('prm', { algo: 'prm', model: p('models', 'sft'), data: prmData, trainer: { ...cpu, learning_rate: 5e-4, num_train_epochs: o.prmEpochs, per_device_train_batch_size: 8 } });
+  });
+
+  log('[8/8] serving and evaluating the trained variants');
+  const trainedVariants: Variant[] = [
+    ...(withPairs ? [{ name: 'SFT + step-DPO (process)', checkpoint: p('models', 'dpo') }] : []),
+    { name: 'SFT + GRPO (outcome)', checkpoint: p('models', 'grpo') },
+    ...(withPairs ? [{ name: `SFT + PRM best-of-${o.n}`, checkpoint: p('models', 'sft'), prm: p('models', 'prm') }] : []),
+  ];
+  for (const v of trainedVariants) await evaluate(v);
+
+  // The combined table: every run is complete, so this only reads them (no model is called).
+  const everything = [...variants, ...trainedVariants];
+  const results = await runEval({
+    index: p('index'), out: evalDir, datasets: [dataset], systems: everything.map((v) => systemOf(v, `openai:http://127.0.0.1:9/v1#${v.checkpoint}`, v.prm ? 'remote:vllm-pooling:http://127.0.0.1:9/pooling' : undefined)),
+    baseline: 'SFT', annotation: annDir, seed: o.seed,
+  });
+  results.curves = trainingCurves(p('models'));
+  const seconds = (performance.now() - t0) / 1000;
+  results.notes = [
+    `The LLM loop on the synthetic world (${o.entities} entities, seed ${o.seed}): a ${o.model.layers}-layer, ${o.model.hidden}-wide decoder-only transformer with a ${o.model.vocab}-token BPE learned on the world, randomly initialised, trained with TRL on CPU and served with transformers serve. ` +
+      `SFT: ${o.sftEpochs} epochs on successful oracle and sim episodes of the ${train.length} training questions in the ${AGENT} protocol (top-${o.topK} documents, at most ${o.maxTurns} turns). No retrieval: the same initial model trained on question → answer pairs only. ` +
+      `Step-DPO: ${pairs.length} pairs from MCTS + SPRE trees (${o.simulations} simulations, ${o.rollouts} rollouts per node) built by the served SFT model on ${budgetQs.length} training questions. GRPO: ${o.grpoSteps} steps (4 rollouts per question) on the same ${budgetQs.length} questions, rewards (EM) from the environment server. PRM: TRL RewardTrainer on the same pairs; best-of-${o.n} samples ${o.n} steps at temperature 1 and executes the one the PRM scores highest. Significance is against SFT (paired t-test and bootstrap).`,
+    `Wall time of this invocation ${seconds.toFixed(0)} s${Object.keys(timings).length ? `: ${Object.entries(timings).map(([k, v]) => `${k} ${v.toFixed(0)} s`).join(', ')}` : ''}.`,
+  ];
+  writeFileSync(join(evalDir, 'results.json'), JSON.stringify(results, null, 2) + '\n');
+  writeFileSync(p('results.json'), JSON.stringify({ seconds, timings, ...results }, null, 2) + '\n');
+  writeReport(out, results);
+  await retriever.close?.();
+  return { results, seconds, timings, report: p('report.html') };
+}
+
+/** Loss (and GRPO reward) curves from each TRL run's log_history.jsonl. */
+function trainingCurves(models: string): Curve[] {
+  const read = (name: string) => {
+    const path = join(models, name, 'log_history.jsonl');
+    if (!existsSync(path)) return [];
+    return readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, number>);
+  };
+  const series = (name: string, key: string) => ({ name, points: read(name).filter((r) => typeof r[key] === 'number' && r['step'] !== undefined && !('train_runtime' in r)).map((r) => ({ x: r['step']!, y: r[key]! })) });
+  return [
+    { title: 'SFT (TRL SFTTrainer): loss on the assistant tokens', xLabel: 'step', yLabel: 'loss', series: [series('sft', 'loss'), series('direct', 'loss')], yMin: 0 },
+    { title: 'Step-DPO (TRL DPOTrainer): loss and reward accuracy', xLabel: 'step', yLabel: 'value', series: [series('dpo', 'loss'), series('dpo', 'rewards/accuracies')], yMin: 0 },
+    { title: 'GRPO (TRL GRPOTrainer): mean episode reward (EM)', xLabel: 'step', yLabel: 'reward', series: [series('grpo', 'reward')], yMin: 0 },
+    { title: 'PRM (TRL RewardTrainer): loss and pair accuracy', xLabel: 'step', yLabel: 'value', series: [series('prm', 'loss'), series('prm', 'accuracy')], yMin: 0 },
+  ].map((c) => ({ ...c, series: c.series.filter((s) => s.points.length > 0) })).filter((c) => c.series.length > 0);
+}
