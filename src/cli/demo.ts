@@ -3,7 +3,7 @@ import { AGENT_NAMES } from '../agents/protocol.js';
 import { DEMO_DEFAULTS, type DemoOptions, runDemo } from '../learn/demo.js';
 import { LLM_SPEC_HELP } from '../llm/create.js';
 import { choiceArg, intArg } from './options.js';
-import { fixed, formatTable } from './table.js';
+import { resultsTable } from './table.js';
 
 type DemoOpts = Omit<DemoOptions, 'llmOptions' | 'log'> & { apiKey?: string };
 
@@ -26,16 +26,7 @@ export function registerDemo(program: Command): void {
       const r = await runDemo({ ...opts, llmOptions: { apiKey: opts.apiKey }, log: (l) => console.error(l) });
       const cells = r.results.cells;
       console.log('');
-      console.log(formatTable(
-        ['system', 'EM [95% CI]', 'F1', 'retrievals', 'Δ EM vs base (p)'],
-        cells.map((c) => [
-          c.system,
-          `${fixed(c.em.mean)} [${fixed(c.em.low)}, ${fixed(c.em.high)}]`,
-          fixed(c.f1.mean),
-          c.retrievalCount.toFixed(2),
-          c.vsBaseline ? `${c.vsBaseline.em.diff >= 0 ? '+' : ''}${fixed(c.vsBaseline.em.diff)} (${c.vsBaseline.em.pT.toFixed(3)})` : '–',
-        ]),
-      ));
+      console.log(resultsTable(cells, 'base'));
       console.log('');
       if (!opts.llm) console.log('note: every policy here is the gym policy, a small non-LLM model over generated candidate actions; the numbers measure the pipeline, not a language model');
       console.log(`${cells[0]?.n ?? 0} held-out test questions; done in ${r.seconds.toFixed(0)} s`);

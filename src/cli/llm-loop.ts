@@ -1,29 +1,10 @@
 import type { Command } from 'commander';
 import { LLM_LOOP_DEFAULTS, type LlmLoopOptions, runLlmLoop } from '../learn/llm-loop.js';
 import { intArg } from './options.js';
-import { fixed, formatTable } from './table.js';
+import { resultsTable } from './table.js';
 
-interface LoopOpts {
-  out: string;
-  entities: number;
-  budget: number;
-  testQuestions?: number;
-  topK: number;
-  maxTurns: number;
-  hidden: number;
-  layers: number;
-  heads: number;
-  vocab: number;
-  sftEpochs: number;
-  simulations: number;
-  rollouts: number;
-  dpoEpochs: number;
-  grpoSteps: number;
-  prmEpochs: number;
-  n: number;
-  seed: number;
-  venv?: string;
-}
+/** The command's flags: the loop's options with the model's size flattened into --hidden, --layers, --heads, --vocab. */
+type LoopOpts = Omit<LlmLoopOptions, 'model' | 'log'> & LlmLoopOptions['model'];
 
 export function registerLlmLoop(program: Command): void {
   const d = LLM_LOOP_DEFAULTS;
@@ -55,17 +36,7 @@ export function registerLlmLoop(program: Command): void {
       };
       const r = await runLlmLoop(options);
       console.log('');
-      console.log(formatTable(
-        ['system', 'EM [95% CI]', 'F1', 'retrievals', 'format ok', 'Δ EM vs SFT (p)'],
-        r.results.cells.map((c) => [
-          c.system,
-          `${fixed(c.em.mean)} [${fixed(c.em.low)}, ${fixed(c.em.high)}]`,
-          fixed(c.f1.mean),
-          c.retrievalCount.toFixed(2),
-          fixed(c.format),
-          c.vsBaseline ? `${c.vsBaseline.em.diff >= 0 ? '+' : ''}${fixed(c.vsBaseline.em.diff)} (${c.vsBaseline.em.pT.toFixed(3)})` : '–',
-        ]),
-      ));
+      console.log(resultsTable(r.results.cells, 'SFT', { format: true }));
       console.log(`\n${r.results.cells[0]?.n ?? 0} held-out test questions; this invocation took ${r.seconds.toFixed(0)} s`);
       console.log(`report: ${r.report}`);
     });

@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import { listen } from '../core/http-server.js';
 import type { Command } from 'commander';
 import { InputError } from '../core/errors.js';
 import { AGENT_NAMES } from '../agents/protocol.js';
@@ -58,15 +58,6 @@ export async function envServiceFrom(opts: EnvOpts): Promise<EnvService> {
   const questions = await loadQuestions(opts.dataset, { split: opts.split, limit: opts.limit });
   const prm = opts.prm ? await createPrm(opts.prm, { apiKey: opts.apiKey }) : undefined;
   return new EnvService({ env, protocol, questions, outcome: composeScheme(opts.reward ?? 'em', opts.option), prm, embedder: await createEmbedder('hash:512'), trajectoriesPath: opts.trajectories });
-}
-
-export async function listen(server: Server, port: number, host: string): Promise<number> {
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, resolve);
-  });
-  const addr = server.address();
-  return typeof addr === 'object' && addr ? addr.port : port;
 }
 
 interface ServeEnvOpts extends EnvOpts {

@@ -5,14 +5,16 @@ import type { Command } from 'commander';
 import { InputError } from '../core/errors.js';
 import { getProtocol } from '../agents/registry.js';
 import { createPolicy } from '../eval/systems.js';
-import { demonstrations, preferencePairs, readTrees } from '../learn/gym/data.js';
+import { demonstrations, preferencePairs } from '../learn/gym/data.js';
+import { readTrees } from '../process/tree.js';
 import { GymPolicy } from '../learn/gym/policy.js';
 import { GYM_ALGOS, type GymAlgo, type LogEntry, type RlAlgo, trainDpo, trainRl, trainSft } from '../learn/gym/train.js';
 import { createEnvServer } from '../learn/serve-env.js';
 import { ensureVenv, runTrl, type TrlAlgo, type TrlConfig, trlCommand, writeTrlConfig } from '../learn/trl.js';
 import { createPrm } from '../prm/select.js';
 import { choiceArg, collect, intArg, numberArg } from './options.js';
-import { addEnvOptions, type EnvOpts, envServiceFrom, listen } from './serve-env.js';
+import { listen } from '../core/http-server.js';
+import { addEnvOptions, type EnvOpts, envServiceFrom } from './serve-env.js';
 
 const ALGOS = [...GYM_ALGOS, 'prm'] as const;
 type Algo = (typeof ALGOS)[number];

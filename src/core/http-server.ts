@@ -1,5 +1,5 @@
 /** What ragtrail's HTTP servers share: JSON replies, bounded bodies, and errors that carry a status. */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 
 /** An error answered with its status and message (4xx for the client's mistakes). */
 export class HttpError extends Error {
@@ -38,4 +38,14 @@ export function parseJsonObject(raw: string, shape: string): Record<string, unkn
   }
   if (!body || typeof body !== 'object' || Array.isArray(body)) throw new HttpError(400, `the body must be a JSON object ${shape}`);
   return body as Record<string, unknown>;
+}
+
+/** Starts `server` on host:port (0: a free port) and resolves with the port it got. */
+export async function listen(server: Server, port: number, host: string): Promise<number> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, resolve);
+  });
+  const addr = server.address();
+  return typeof addr === 'object' && addr ? addr.port : port;
 }

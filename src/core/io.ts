@@ -83,6 +83,13 @@ export async function* readJsonl(path: string): AsyncGenerator<LocatedValue> {
  * boundaries (tracking strings and nesting), then JSON.parse does the real work, and it knows the
  * line each element starts on.
  */
+/** Every record of a JSON Lines file, in order (for files that fit in memory). */
+export async function readJsonlValues<T>(path: string): Promise<T[]> {
+  const out: T[] = [];
+  for await (const { value } of readJsonl(path)) out.push(value as T);
+  return out;
+}
+
 export async function* readJsonArray(path: string): AsyncGenerator<LocatedValue> {
   let line = 1;
   let started = false; // seen the opening '['

@@ -156,6 +156,11 @@ export interface EvalProgress {
   (message: string): void;
 }
 
+/** The folder of one system's run on one dataset inside an evaluation's output folder. */
+export function runDir(out: string, system: string, dataset: string): string {
+  return join(out, 'runs', `${system}__${dataset}`.replace(/[^A-Za-z0-9_.-]+/g, '_'));
+}
+
 export async function runEval(config: EvalConfig, log: EvalProgress = () => {}): Promise<EvalResults> {
   mkdirSync(config.out, { recursive: true });
   const retriever = await openRetriever(config.index, { method: config.retrieval, embedderOptions: { apiKey: config.apiKey } });
@@ -167,7 +172,7 @@ export async function runEval(config: EvalConfig, log: EvalProgress = () => {}):
     const questions = await questionsOf(d);
     for (const s of config.systems) {
       const built = await buildSystem({ tracePrompts: false, ...s }, retriever, llmOptions);
-      const dir = join(config.out, 'runs', `${s.name}__${d.name}`.replace(/[^A-Za-z0-9_.-]+/g, '_'));
+      const dir = runDir(config.out, s.name, d.name);
       log(`${s.name} on ${d.name}: ${built.policy.name}`);
       await runQuestions({
         outDir: dir,

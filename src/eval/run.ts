@@ -4,10 +4,10 @@
  * in `RUN/summary.json`. Re-running the same command skips the questions already written; `RUN/
  * run.json` records the settings, and a re-run with different settings is refused rather than mixed.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { checkRunConfig } from '../core/run-config.js';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppendLog } from '../core/append-log.js';
-import { InputError } from '../core/errors.js';
 import { withPriority } from '../core/limiter.js';
 import { DirLock } from '../core/lock.js';
 import { Progress } from '../core/progress.js';
@@ -97,22 +97,6 @@ export interface RunResult {
   skipped: number;
 }
 
-function checkConfig(path: string, config: Record<string, unknown>): void {
-  if (!existsSync(path)) {
-    writeFileSync(path, JSON.stringify(config, null, 2) + '\n');
-    return;
-  }
-  const before = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
-  for (const key of Object.keys(config)) {
-    if (JSON.stringify(before[key]) !== JSON.stringify(config[key])) {
-      throw new InputError(
-        `${path}: this run was made with ${key}=${JSON.stringify(before[key])}, not ${JSON.stringify(config[key])}`,
-        'use another --out folder, or the same settings to resume',
-      );
-    }
-  }
-}
-
 export async function runQuestions(opts: RunOptions): Promise<RunResult> {
   mkdirSync(opts.outDir, { recursive: true });
   const lock = DirLock.acquire(join(opts.outDir, '.lock'), `run folder ${opts.outDir}`);
@@ -124,7 +108,7 @@ export async function runQuestions(opts: RunOptions): Promise<RunResult> {
 }
 
 async function runLocked(opts: RunOptions): Promise<RunResult> {
-  checkConfig(join(opts.outDir, 'run.json'), opts.config);
+  checkRunConfig(join(opts.outDir, 'run.json'), opts.config, 'run');
   const log = AppendLog.open<Trajectory>(join(opts.outDir, 'trajectories.jsonl'));
   const todo = opts.questions.filter((q) => !log.has(q.id));
   const skipped = opts.questions.length - todo.length;

@@ -5,7 +5,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { InputError } from '../core/errors.js';
-import { readJsonl } from '../core/io.js';
+import { readJsonlValues } from '../core/io.js';
 import type { Trajectory } from '../core/trajectory.js';
 import { answerScores } from './metrics.js';
 import { mean } from './stats.js';
@@ -19,9 +19,7 @@ export function trajectoriesPath(location: string): string {
 export async function readTrajectories(location: string): Promise<Trajectory[]> {
   const path = trajectoriesPath(location);
   if (!existsSync(path)) throw new InputError(`${path}: no such file`, 'pass a run folder written by `ragtrail run` or `ragtrail import`');
-  const out: Trajectory[] = [];
-  for await (const { value } of readJsonl(path)) out.push(value as Trajectory);
-  return out;
+  return readJsonlValues<Trajectory>(path);
 }
 
 /** Metrics of a trajectory's prediction against the gold answers it carries. */

@@ -15,18 +15,18 @@
  * was interrupted (even by kill -9) resumes where it stopped; evaluation runs resume per question.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import type { Server } from 'node:http';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { getProtocol } from '../agents/registry.js';
 import { LlmPolicy } from '../agents/policy.js';
-import { InputError, RagtrailError } from '../core/errors.js';
+import { RagtrailError } from '../core/errors.js';
+import { listen } from '../core/http-server.js';
 import { exactMatch } from '../core/metrics.js';
 import type { Question } from '../core/types.js';
 import { loadDatasetAll } from '../corpus/dataset.js';
 import { generateWorld, writeWorld } from '../corpus/world/index.js';
 import { RagEnv, type State } from '../env/env.js';
-import { type Curve, type EvalResults, runEval } from '../eval/harness.js';
+import { type Curve, type EvalResults, runDir, runEval } from '../eval/harness.js';
 import { writeReport } from '../eval/report.js';
 import { runQuestions } from '../eval/run.js';
 import type { SystemSpec } from '../eval/systems.js';
@@ -40,13 +40,7 @@ import { UCT_DEFAULTS } from '../process/mcts.js';
 import { composeScheme } from '../rewards/schemes.js';
 import { createEmbedder } from '../retrieval/embedders/embedder.js';
 import { buildIndex, openRetriever } from '../retrieval/index-dir.js';
-import { readJsonl, writeJsonl } from '../core/io.js';
-
-async function readRows<T>(path: string): Promise<T[]> {
-  const rows: T[] = [];
-  for await (const { value } of readJsonl(path)) rows.push(value as T);
-  return rows;
-}
+import { readJsonlValues, writeJsonl } from '../core/io.js';
 import { EnvService } from './env-service.js';
 import { type PythonService, serveModel, servePrm } from './python-service.js';
 import { createEnvServer } from './serve-env.js';
@@ -205,7 +199,7 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
     }
   };
   const evaluated = (v: Variant) => {
-    const path = join(evalDir, 'runs', `${v.name}__world-test`.replace(/[^A-Za-z0-9_.-]+/g, '_'), 'trajectories.jsonl');
+    const path = join(runDir(evalDir, v.name, dataset.name), 'trajectories.jsonl');
     return existsSync(path) && readFileSync(path, 'utf8').split('\n').filter(Boolean).length >= test.length;
   };
   const evaluate = (v: Variant) =>
@@ -226,10 +220,9 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
     withServed(p('models', 'sft'), undefined, async (llm) => {
       const model = await createLLM(llm, { concurrency: 4, cacheDir: p('.cache') });
       const policy = new LlmPolicy(protocol, model, { maxTokens: 96 });
-      const annEnv = new RagEnv({ retriever, topK: o.topK, maxTurns: o.maxTurns });
       try {
         await annotate({
-          method: 'mcts-spre', outDir: annDir, env: annEnv, policy, questions: budgetQs, concurrency: 4,
+          method: 'mcts-spre', outDir: annDir, env, policy, questions: budgetQs, concurrency: 4,
           mcts: { ...UCT_DEFAULTS, simulations: o.simulations, rollouts: o.rollouts, seed: o.seed },
           config: { method: 'mcts-spre', agent: AGENT, policy: 'sft', simulations: o.simulations, rollouts: o.rollouts, seed: o.seed }, quiet: true,
         });
@@ -238,7 +231,7 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
       }
     }),
   );
-  const pairs = await readRows<Record<string, unknown>>(join(annDir, 'trl_preference.jsonl'));
+  const pairs = await readJsonlValues<Record<string, unknown>>(join(annDir, 'trl_preference.jsonl'));
   log(`  ${pairs.length} step preference pairs`);
   // No pairs (every sampled step scored alike, e.g. a model that never answers right): step-DPO and the
   // PRM have nothing to learn from; they are left out of the table, and the run goes on with GRPO.
@@ -253,10 +246,10 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
     const grpoData = p('data', 'grpo.jsonl');
     const initial = (q: Question): State => ({ question: q, steps: [], done: false, mustAnswer: false, turnsLeft: o.maxTurns, searchesLeft: o.maxTurns });
     await writeJsonl(grpoData, budgetQs.map((q) => ({ prompt: protocol.render(initial(q)), question_id: q.id })));
-    const service = new EnvService({ env: new RagEnv({ retriever, topK: o.topK, maxTurns: o.maxTurns }), protocol, questions: budgetQs, outcome: composeScheme('em', []), embedder: await createEmbedder('hash:512'), trajectoriesPath: p('models', 'grpo-episodes.jsonl') });
+    const service = new EnvService({ env, protocol, questions: budgetQs, outcome: composeScheme('em', []), embedder: await createEmbedder('hash:512'), trajectoriesPath: p('models', 'grpo-episodes.jsonl') });
     const token = randomBytes(12).toString('hex');
-    const server: Server = createEnvServer(service, { token });
-    const port = await new Promise<number>((r) => server.listen(0, '127.0.0.1', () => r((server.address() as { port: number }).port)));
+    const server = createEnvServer(service, { token });
+    const port = await listen(server, 0, '127.0.0.1');
     try {
       await train_('grpo', {
         algo: 'grpo', model: p('models', 'sft'), data: grpoData, env: { url: `http://127.0.0.1:${port}`, token, protocol: AGENT },
@@ -269,7 +262,7 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
 
   log('[7/8] a PRM with TRL (RewardTrainer on the pairs, as state + step texts) from the SFT checkpoint');
   await stage('PRM', trained('prm') || !withPairs, async () => {
-    const rows = await readRows<{ state: { question: string; steps: State['steps'] }; chosen: { raw: string }; rejected: { raw: string } }>(join(annDir, 'prm_pairs.jsonl'));
+    const rows = await readJsonlValues<{ state: { question: string; steps: State['steps'] }; chosen: { raw: string }; rejected: { raw: string } }>(join(annDir, 'prm_pairs.jsonl'));
     const byQuestion = new Map(train.map((q) => [q.question, q]));
     const text = (r: (typeof rows)[number], raw: string) => {
       const q = byQuestion.get(r.state.question) ?? ({ id: '', question: r.state.question, answers: [] } as Question);

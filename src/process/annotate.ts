@@ -6,11 +6,11 @@
  * order so that they do not depend on which question finished first: pairs.jsonl, trl_preference.jsonl,
  * trl_sft.jsonl, trl_stepwise.jsonl, prm_pairs.jsonl, stats.json.
  */
-import { mkdirSync, readFileSync, existsSync, writeFileSync } from 'node:fs';
+import { checkRunConfig } from '../core/run-config.js';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppendLog } from '../core/append-log.js';
-import { InputError } from '../core/errors.js';
-import { writeJsonl, readJsonl } from '../core/io.js';
+import { writeJsonl } from '../core/io.js';
 import { withPriority } from '../core/limiter.js';
 import { DirLock } from '../core/lock.js';
 import { Progress } from '../core/progress.js';
@@ -25,7 +25,7 @@ import { Mcts, type MctsOptions, PUCT_DEFAULTS, UCT_DEFAULTS } from './mcts.js';
 import { minePairs, type Pair } from './mine.js';
 import { annotateByRanking, RANK_DEFAULTS, type RankOptions } from './rank.js';
 import { annotationStats, type AnnotationStats } from './stats.js';
-import { saveTree, type SavedTree } from './tree.js';
+import { readTrees, saveTree, type SavedTree } from './tree.js';
 
 export const ANNOTATE_METHODS = ['mcts-spre', 'mcts-judge', 'mcts-puct', 'rank'] as const;
 export type AnnotateMethod = (typeof ANNOTATE_METHODS)[number];
@@ -84,19 +84,6 @@ export async function annotateQuestion(opts: Pick<AnnotateOptions, 'method' | 'e
   return saveTree(tree, { ...info, iterations: mcts.stats.iterations, kept: tree.root.answered, meta: { expansions: mcts.stats.expansions, policyCalls: mcts.stats.policyCalls } });
 }
 
-function checkConfig(path: string, config: Record<string, unknown>): void {
-  if (!existsSync(path)) {
-    writeFileSync(path, JSON.stringify(config, null, 2) + '\n');
-    return;
-  }
-  const before = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
-  for (const key of Object.keys(config)) {
-    if (JSON.stringify(before[key]) !== JSON.stringify(config[key])) {
-      throw new InputError(`${path}: this annotation was made with ${key}=${JSON.stringify(before[key])}, not ${JSON.stringify(config[key])}`, 'use another --out folder, or the same settings to resume');
-    }
-  }
-}
-
 export interface AnnotateResult {
   annotated: number;
   skipped: number;
@@ -107,7 +94,7 @@ export async function annotate(opts: AnnotateOptions): Promise<AnnotateResult> {
   mkdirSync(opts.outDir, { recursive: true });
   const lock = DirLock.acquire(join(opts.outDir, '.lock'), `annotation folder ${opts.outDir}`);
   try {
-    checkConfig(join(opts.outDir, 'annotate.json'), opts.config);
+    checkRunConfig(join(opts.outDir, 'annotate.json'), opts.config, 'annotation');
     const log = AppendLog.open<SavedTree>(join(opts.outDir, 'trees.jsonl'));
     const todo = opts.questions.filter((q) => !log.has(q.id));
     const skipped = opts.questions.length - todo.length;
@@ -151,12 +138,6 @@ export async function annotate(opts: AnnotateOptions): Promise<AnnotateResult> {
 function goldFor(policy: Policy): (state: State) => Action | undefined {
   const oracle = new OraclePolicy(policy.protocol);
   return (state) => (state.question.decomposition?.length || state.question.supporting?.length ? oracle.act(state) : undefined);
-}
-
-export async function readTrees(outDir: string): Promise<SavedTree[]> {
-  const trees: SavedTree[] = [];
-  for await (const { value } of readJsonl(join(outDir, 'trees.jsonl'))) trees.push(value as SavedTree);
-  return trees;
 }
 
 /** Writes the pair and trainer files from trees.jsonl, in dataset order. */

@@ -4,6 +4,10 @@
  * are saved as JSON lines (one per question) holding every node's step — so each node's state can
  * be rebuilt exactly, for exports and for inspection.
  */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { InputError } from '../core/errors.js';
+import { readJsonlValues } from '../core/io.js';
 import type { Question } from '../core/types.js';
 import type { Action, ActionType, Step } from '../core/trajectory.js';
 import type { State } from '../env/env.js';
@@ -173,4 +177,11 @@ export function sameAction(a: Action, b: Action): boolean {
   if (a.type === 'answer' && b.type === 'answer') return norm(a.answer) === norm(b.answer);
   if (a.type === 'extract' && b.type === 'extract') return norm(a.evidence) === norm(b.evidence);
   return a.type === 'invalid';
+}
+
+/** The trees of an annotation folder (its trees.jsonl). */
+export async function readTrees(dir: string): Promise<SavedTree[]> {
+  const path = join(dir, 'trees.jsonl');
+  if (!existsSync(path)) throw new InputError(`${path} not found`, 'give the --out folder of `ragtrail annotate` as --data');
+  return readJsonlValues<SavedTree>(path);
 }

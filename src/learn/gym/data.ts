@@ -4,10 +4,6 @@
  * file has them), rebuilt as full states so that the policy's candidates can be generated again. A
  * demonstrated or preferred action the generator would not propose joins the candidate set.
  */
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { InputError } from '../../core/errors.js';
-import { readJsonl } from '../../core/io.js';
 import type { Action } from '../../core/trajectory.js';
 import type { Protocol } from '../../agents/protocol.js';
 import type { State } from '../../env/env.js';
@@ -28,14 +24,6 @@ export interface StatePair {
   rejected: Action;
   questionId: string;
   gap: number;
-}
-
-export async function readTrees(dir: string): Promise<SavedTree[]> {
-  const path = join(dir, 'trees.jsonl');
-  if (!existsSync(path)) throw new InputError(`${path} not found`, 'give the --out folder of `ragtrail annotate` as --data');
-  const trees: SavedTree[] = [];
-  for await (const { value } of readJsonl(path)) trees.push(value as SavedTree);
-  return trees;
 }
 
 const usable = (a: Action) => a.type === 'search' || a.type === 'answer' || a.type === 'extract';
