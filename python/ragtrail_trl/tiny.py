@@ -32,9 +32,37 @@ PAD, EOS, TURN = SPECIAL_TOKENS
 # Plain added tokens (not "special": decoding keeps them) so that a tool call is cheap to emit.
 TOOL_OPEN, TOOL_CLOSE = "<tool_call>", "</tool_call>"
 
+
 # Every turn is rendered as  <|turn|>ROLE \n TEXT <|end|> \n .  Only explicit strings produce
 # output; all template whitespace is trimmed.  Assistant text (content, then tool calls) sits
 # inside {% generation %} so `return_assistant_tokens_mask` marks it, including <|end|>.
+def _turn_loop(messages: str, role: str, render_call: str) -> str:
+    """The message loop both chat templates share: an assistant turn is its content then its tool
+    calls (`render_call` writes one, with `fn` bound to the call's function) inside
+    {% generation %}; any other turn is a plain `role` turn."""
+    return (
+        "{%- for message in " + messages + " -%}"
+        "{%- if message['role'] == 'assistant' -%}"
+        "{{- '<|turn|>assistant\\n' -}}"
+        "{%- generation -%}"
+        "{%- if message['content'] -%}{{- message['content'] -}}{%- endif -%}"
+        "{%- if message['tool_calls'] -%}"
+        "{%- for call in message['tool_calls'] -%}"
+        "{%- if call['function'] is defined -%}{%- set fn = call['function'] -%}{%- else -%}{%- set fn = call -%}{%- endif -%}"
+        + render_call
+        + "{%- endfor -%}"
+        "{%- endif -%}"
+        "{{- '<|end|>' -}}"
+        "{%- endgeneration -%}"
+        "{{- '\\n' -}}"
+        "{%- else -%}"
+        "{{- '<|turn|>' + " + role + " + '\\n' + (message['content'] if message['content'] is string else '') + '<|end|>\\n' -}}"
+        "{%- endif -%}"
+        "{%- endfor -%}"
+        "{%- if add_generation_prompt -%}{{- '<|turn|>assistant\\n' -}}{%- endif -%}"
+    )
+
+
 CHAT_TEMPLATE = (
     "{%- set ns = namespace(first=0, system='') -%}"
     "{%- if messages and messages[0]['role'] == 'system' -%}"
@@ -51,27 +79,13 @@ CHAT_TEMPLATE = (
     "{%- endif -%}"
     "{{- '<|end|>\\n' -}}"
     "{%- endif -%}"
-    "{%- for message in messages[ns.first:] -%}"
-    "{%- if message['role'] == 'assistant' -%}"
-    "{{- '<|turn|>assistant\\n' -}}"
-    "{%- generation -%}"
-    "{%- if message['content'] -%}{{- message['content'] -}}{%- endif -%}"
-    "{%- if message['tool_calls'] -%}"
-    "{%- for call in message['tool_calls'] -%}"
-    "{%- if call['function'] is defined -%}{%- set fn = call['function'] -%}{%- else -%}{%- set fn = call -%}{%- endif -%}"
-    "{{- '<tool_call>{\"name\": ' + (fn['name'] | tojson) + ', \"arguments\": ' -}}"
-    "{%- if fn['arguments'] is string -%}{{- fn['arguments'] -}}{%- else -%}{{- fn['arguments'] | tojson -}}{%- endif -%}"
-    "{{- '}</tool_call>' -}}"
-    "{%- endfor -%}"
-    "{%- endif -%}"
-    "{{- '<|end|>' -}}"
-    "{%- endgeneration -%}"
-    "{{- '\\n' -}}"
-    "{%- else -%}"
-    "{{- '<|turn|>' + message['role'] + '\\n' + (message['content'] if message['content'] is string else '') + '<|end|>\\n' -}}"
-    "{%- endif -%}"
-    "{%- endfor -%}"
-    "{%- if add_generation_prompt -%}{{- '<|turn|>assistant\\n' -}}{%- endif -%}"
+    + _turn_loop(
+        "messages[ns.first:]",
+        "message['role']",
+        "{{- '<tool_call>{\"name\": ' + (fn['name'] | tojson) + ', \"arguments\": ' -}}"
+        "{%- if fn['arguments'] is string -%}{{- fn['arguments'] -}}{%- else -%}{{- fn['arguments'] | tojson -}}{%- endif -%}"
+        "{{- '}</tool_call>' -}}",
+    )
 )
 
 # How to read a generated assistant turn back (transformers' response-template parser):
@@ -96,31 +110,15 @@ RESPONSE_TEMPLATE = {
 # user turn (where the protocol puts <information>), and writes a search call back as its tag (any
 # other call as JSON, which TRL's template check asks for). Only
 # `search` is a tool: an <answer> stays text, which ends the rollout; the environment reads it then.
-SEARCH_R1_CHAT_TEMPLATE = (
-    "{%- for message in messages -%}"
-    "{%- if message['role'] == 'assistant' -%}"
-    "{{- '<|turn|>assistant\\n' -}}"
-    "{%- generation -%}"
-    "{%- if message['content'] -%}{{- message['content'] -}}{%- endif -%}"
-    "{%- if message['tool_calls'] -%}"
-    "{%- for call in message['tool_calls'] -%}"
-    "{%- if call['function'] is defined -%}{%- set fn = call['function'] -%}{%- else -%}{%- set fn = call -%}{%- endif -%}"
+SEARCH_R1_CHAT_TEMPLATE = _turn_loop(
+    "messages",
+    "('user' if message['role'] == 'tool' else message['role'])",
     "{%- set args = fn['arguments'] if fn['arguments'] is mapping else {} -%}"
     "{%- if fn['name'] == 'search' and args['query'] is defined -%}"
     "{{- '<search> ' + args['query'] + ' </search>' -}}"
     "{%- else -%}"
     "{{- '<tool_call>' + ({'name': fn['name'], 'arguments': fn['arguments']} | tojson) + '</tool_call>' -}}"
-    "{%- endif -%}"
-    "{%- endfor -%}"
-    "{%- endif -%}"
-    "{{- '<|end|>' -}}"
-    "{%- endgeneration -%}"
-    "{{- '\\n' -}}"
-    "{%- else -%}"
-    "{{- '<|turn|>' + ('user' if message['role'] == 'tool' else message['role']) + '\\n' + (message['content'] if message['content'] is string else '') + '<|end|>\\n' -}}"
-    "{%- endif -%}"
-    "{%- endfor -%}"
-    "{%- if add_generation_prompt -%}{{- '<|turn|>assistant\\n' -}}{%- endif -%}"
+    "{%- endif -%}",
 )
 
 SEARCH_R1_RESPONSE_TEMPLATE = {
