@@ -473,7 +473,10 @@ def summarize(config: dict, records: list[dict], model_path: str, n_examples: in
         "data": config["data"],
         "output_dir": config["output_dir"],
         "n_examples": n_examples,
-        "steps": steps[-1]["step"] if steps else 0,
+        # The last record (the trainer's run summary) carries the final step even when the run was
+        # shorter than logging_steps and no loss was logged.
+        "steps": max((r.get("step", 0) for r in records), default=0),
+        "train_loss": next((r["train_loss"] for r in reversed(records) if "train_loss" in r), None),
         "first_loss": losses[0] if losses else None,
         "last_loss": losses[-1] if losses else None,
         "losses": losses,
