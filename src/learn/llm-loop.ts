@@ -2,8 +2,9 @@
  * `ragtrail llm-loop`: the papers' whole pipeline with a real (tiny) language model, on this machine.
  *
  *   world → BM25 index → oracle and sim demonstrations in the search-r1 protocol → SFT data
- *   → a tiny transformer (tokenizer learned on the world, random init) trained with TRL's SFTTrainer
- *   (plus the same model trained on question → answer pairs only: the no-retrieval baseline)
+ *   → a tiny transformer (tokenizer learned on the world, random init), warmed up on copy examples
+ *   (learn/warmup.ts: the stand-in for pretraining), then trained with TRL's SFTTrainer
+ *   (plus the same warmed-up model trained on question → answer pairs only: the no-retrieval baseline)
  *   → served by `transformers serve` → evaluated by `ragtrail`'s own agent loop over HTTP
  *   → MCTS + SPRE annotation with the served SFT model (sampling) → step preference pairs
  *   → (a) step-DPO with TRL from the SFT checkpoint; (b) GRPO with TRL from the SFT checkpoint on the
@@ -22,7 +23,8 @@ import { LlmPolicy } from '../agents/policy.js';
 import { RagtrailError } from '../core/errors.js';
 import { listen } from '../core/http-server.js';
 import { exactMatch } from '../core/metrics.js';
-import type { Question } from '../core/types.js';
+import type { Passage, Question } from '../core/types.js';
+import { readCorpus } from '../corpus/corpus.js';
 import { loadDatasetAll } from '../corpus/dataset.js';
 import { generateWorld, writeWorld } from '../corpus/world/index.js';
 import { RagEnv, type State } from '../env/env.js';
@@ -44,12 +46,15 @@ import { readJsonlValues, writeJsonl } from '../core/io.js';
 import { EnvService } from './env-service.js';
 import { type PythonService, serveModel, servePrm } from './python-service.js';
 import { createEnvServer } from './serve-env.js';
+import { copyExample } from './warmup.js';
 import { ensureVenv, runTrl, type TrlConfig, writeTrlConfig } from './trl.js';
 
 export interface LlmLoopOptions {
   out: string;
-  /** Entities of the synthetic world (default 3000: 480 train / 60 test questions). */
+  /** Entities of the synthetic world (default 3000). */
   entities: number;
+  /** Questions generated about the world (default 2000: 1600 train / 200 dev / 200 test; more demonstrations than the world's default of one per five entities). */
+  questions: number;
   /** Documents per search (default 3: keeps the transcripts short enough for CPU training). */
   topK: number;
   maxTurns: number;
@@ -59,6 +64,8 @@ export interface LlmLoopOptions {
   testQuestions?: number;
   /** The tiny transformer. */
   model: { hidden: number; layers: number; heads: number; vocab: number };
+  /** Epochs over the copy warm-up (each passage, then the same passage again; see learn/warmup.ts) before SFT. */
+  warmupEpochs: number;
   sftEpochs: number;
   /** MCTS simulations per question and SPRE rollouts per node. */
   simulations: number;
@@ -74,7 +81,7 @@ export interface LlmLoopOptions {
 }
 
 export const LLM_LOOP_DEFAULTS: Omit<LlmLoopOptions, 'out'> = {
-  entities: 3000, topK: 3, maxTurns: 4, budget: 48, model: { hidden: 128, layers: 4, heads: 4, vocab: 4000 }, sftEpochs: 2,
+  entities: 3000, questions: 2000, topK: 3, maxTurns: 4, budget: 48, model: { hidden: 128, layers: 4, heads: 4, vocab: 4000 }, warmupEpochs: 6, sftEpochs: 1,
   simulations: 4, rollouts: 2, dpoEpochs: 2, grpoSteps: 24, prmEpochs: 2, n: 4, seed: 1,
 };
 
@@ -121,7 +128,7 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
 
   log(`[1/8] synthetic world (${o.entities} entities, seed ${o.seed}) and its BM25 index`);
   await stage('world + index', existsSync(p('index', 'index.json')), async () => {
-    await writeWorld(p('world'), generateWorld({ seed: o.seed, entities: o.entities }));
+    await writeWorld(p('world'), generateWorld({ seed: o.seed, entities: o.entities, questions: o.questions }));
     await buildIndex(p('world', 'corpus.jsonl'), p('index'), { quiet: true, force: true });
   });
   const questionsPath = p('world', 'questions.jsonl');
@@ -135,7 +142,8 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
   log(`[2/8] demonstrations in the ${AGENT} protocol: the oracle and the sim policy on ${train.length} training questions`);
   const sftPath = p('data', 'sft.jsonl');
   const directPath = p('data', 'direct.jsonl');
-  await stage('demonstrations', existsSync(directPath), async () => {
+  const warmupPath = p('data', 'warmup.jsonl');
+  await stage('demonstrations', existsSync(warmupPath), async () => {
     mkdirSync(p('data'), { recursive: true });
     const rows: { messages: unknown[] }[] = [];
     for (const spec of ['oracle', 'sim']) {
@@ -150,7 +158,11 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
     }
     await writeJsonl(sftPath, rows);
     await writeJsonl(directPath, train.map((q) => directAnswerExample(q, AGENT)));
-    log(`  ${rows.length} demonstration episodes; ${train.length} question → answer examples for the baseline`);
+    const passages: Passage[] = [];
+    for await (const passage of readCorpus(p('world', 'corpus.jsonl'))) passages.push(passage);
+    const warmup = passages.map(copyExample);
+    await writeJsonl(warmupPath, warmup);
+    log(`  ${rows.length} demonstration episodes; ${train.length} question → answer examples for the baseline; ${warmup.length} warm-up copy examples`);
   });
 
   // One random initialisation (and tokenizer) for every model of the run.
@@ -169,10 +181,14 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
   const trained = (name: string) => existsSync(p('models', name, 'summary.json'));
   const cpu = { per_device_train_batch_size: 8, learning_rate: 3e-3, lr_scheduler_type: 'cosine', warmup_steps: 0.05, logging_steps: 5, max_length: 2048 };
 
-  log(`[3/8] SFT of a tiny transformer (${o.model.layers} layers × ${o.model.hidden}, vocabulary ${o.model.vocab}) with TRL, and the no-retrieval baseline`);
-  await stage('SFT', trained('sft'), () => train_('sft', { algo: 'sft', model: 'tiny', tiny, data: sftPath, trainer: { ...cpu, num_train_epochs: o.sftEpochs } }));
+  log(`[3/8] a tiny transformer (${o.model.layers} layers × ${o.model.hidden}, vocabulary ${o.model.vocab}) with TRL: copy warm-up, then SFT, and the no-retrieval baseline`);
+  await stage('copy warm-up', trained('warmup'), () =>
+    train_('warmup', { algo: 'sft', model: 'tiny', tiny, data: warmupPath, trainer: { ...cpu, logging_steps: 20, num_train_epochs: o.warmupEpochs } }),
+  );
+  const warm = p('models', 'warmup');
+  await stage('SFT', trained('sft'), () => train_('sft', { algo: 'sft', model: warm, data: sftPath, trainer: { ...cpu, num_train_epochs: o.sftEpochs } }));
   await stage('SFT (question → answer only)', trained('direct'), () =>
-    train_('direct', { algo: 'sft', model: 'tiny', tiny, data: directPath, trainer: { ...cpu, num_train_epochs: o.sftEpochs * 4 } }),
+    train_('direct', { algo: 'sft', model: warm, data: directPath, trainer: { ...cpu, num_train_epochs: o.sftEpochs * 2 } }),
   );
 
   // Evaluation of one variant: serve its checkpoint (and PRM), run the agent over the test questions.
@@ -240,7 +256,7 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
 
   log(`[6/8] step-DPO from the SFT checkpoint on the pairs; GRPO from the SFT checkpoint on the same ${budgetQs.length} questions (outcome reward EM from serve-env)`);
   await stage('step-DPO', trained('dpo') || !withPairs, () =>
-    train_('dpo', { algo: 'dpo', model: p('models', 'sft'), data: join(annDir, 'trl_preference.jsonl'), trainer: { ...cpu, learning_rate: 5e-4, beta: 0.1, num_train_epochs: o.dpoEpochs, per_device_train_batch_size: 4 } }),
+    train_('dpo', { algo: 'dpo', model: p('models', 'sft'), data: join(annDir, 'trl_preference.jsonl'), trainer: { ...cpu, logging_steps: 1, learning_rate: 5e-4, beta: 0.1, num_train_epochs: o.dpoEpochs, per_device_train_batch_size: 4 } }),
   );
   await stage('GRPO', trained('grpo'), async () => {
     const grpoData = p('data', 'grpo.jsonl');
@@ -270,7 +286,7 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
     };
     const prmData = p('data', 'prm_text.jsonl');
     await writeJsonl(prmData, rows.map((r) => ({ chosen: text(r, r.chosen.raw), rejected: text(r, r.rejected.raw) })));
-    await train_('prm', { algo: 'prm', model: p('models', 'sft'), data: prmData, trainer: { ...cpu, learning_rate: 5e-4, num_train_epochs: o.prmEpochs, per_device_train_batch_size: 8 } });
+    await train_('prm', { algo: 'prm', model: p('models', 'sft'), data: prmData, trainer: { ...cpu, logging_steps: 1, learning_rate: 5e-4, num_train_epochs: o.prmEpochs, per_device_train_batch_size: 8 } });
   });
 
   log('[8/8] serving and evaluating the trained variants');
@@ -291,7 +307,7 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
   const seconds = (performance.now() - t0) / 1000;
   results.notes = [
     `The LLM loop on the synthetic world (${o.entities} entities, seed ${o.seed}): a ${o.model.layers}-layer, ${o.model.hidden}-wide decoder-only transformer with a ${o.model.vocab}-token BPE learned on the world, randomly initialised, trained with TRL on CPU and served with transformers serve. ` +
-      `SFT: ${o.sftEpochs} epochs on successful oracle and sim episodes of the ${train.length} training questions in the ${AGENT} protocol (top-${o.topK} documents, at most ${o.maxTurns} turns). No retrieval: the same initial model trained on question → answer pairs only. ` +
+      `SFT: ${o.sftEpochs} epochs on successful oracle and sim episodes of the ${train.length} training questions in the ${AGENT} protocol (top-${o.topK} documents, at most ${o.maxTurns} turns). No retrieval: the same warmed-up model trained on question → answer pairs only (${o.sftEpochs * 2} epochs). Both start from a warm-up of ${o.warmupEpochs} epochs on copy examples (each passage, then the same passage again), the stand-in for pretraining that teaches a model from random weights to copy names. ` +
       `Step-DPO: ${pairs.length} pairs from MCTS + SPRE trees (${o.simulations} simulations, ${o.rollouts} rollouts per node) built by the served SFT model on ${budgetQs.length} training questions. GRPO: ${o.grpoSteps} steps (4 rollouts per question) on the same ${budgetQs.length} questions, rewards (EM) from the environment server. PRM: TRL RewardTrainer on the same pairs; best-of-${o.n} samples ${o.n} steps at temperature 1 and executes the one the PRM scores highest. Significance is against SFT (paired t-test and bootstrap).`,
     `Wall time of this invocation ${seconds.toFixed(0)} s${Object.keys(timings).length ? `: ${Object.entries(timings).map(([k, v]) => `${k} ${v.toFixed(0)} s`).join(', ')}` : ''}.`,
   ];
@@ -311,7 +327,7 @@ function trainingCurves(models: string): Curve[] {
   };
   const series = (name: string, key: string) => ({ name, points: read(name).filter((r) => typeof r[key] === 'number' && r['step'] !== undefined && !('train_runtime' in r)).map((r) => ({ x: r['step']!, y: r[key]! })) });
   return [
-    { title: 'SFT (TRL SFTTrainer): loss on the assistant tokens', xLabel: 'step', yLabel: 'loss', series: [series('sft', 'loss'), series('direct', 'loss')], yMin: 0 },
+    { title: 'Warm-up and SFT (TRL SFTTrainer): loss on the assistant tokens', xLabel: 'step', yLabel: 'loss', series: [series('warmup', 'loss'), series('sft', 'loss'), series('direct', 'loss')], yMin: 0 },
     { title: 'Step-DPO (TRL DPOTrainer): loss and reward accuracy', xLabel: 'step', yLabel: 'value', series: [series('dpo', 'loss'), series('dpo', 'rewards/accuracies')], yMin: 0 },
     { title: 'GRPO (TRL GRPOTrainer): mean episode reward (EM)', xLabel: 'step', yLabel: 'reward', series: [series('grpo', 'reward')], yMin: 0 },
     { title: 'PRM (TRL RewardTrainer): loss and pair accuracy', xLabel: 'step', yLabel: 'value', series: [series('prm', 'loss'), series('prm', 'accuracy')], yMin: 0 },

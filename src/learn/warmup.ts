@@ -1,0 +1,31 @@
+/**
+ * Warm-up data for a language model trained from random weights: the LLM loop's stand-in for
+ * pretraining.
+ *
+ * An agent writes names it has read (in the question, in a retrieved passage) into its next query
+ * and its answer. A pretrained LLM arrives able to copy; a tiny transformer trained from scratch on a
+ * few thousand agent transcripts does not learn it in CPU minutes. Copy examples — a passage, then
+ * the same passage again — make every target token a copy of an earlier one, a dense signal under
+ * which the model's copying (induction-style) circuit forms in a couple of thousand steps; SFT on the
+ * transcripts then starts from a model that can copy.
+ *
+ * Measured on the loop's default world (4 layers × 128): without the warm-up, after 660 SFT steps the
+ * model wrote the exact next query in 2 of 245 turns of its own training transcripts (teacher-forced);
+ * after 2,400 warm-up steps (loss 0.22) and one SFT epoch, 116 of 245 turns of held-out transcripts.
+ * Reading examples (a passage and a single-hop question, then the answer) were tried as well and
+ * taught nothing that held out at this scale (12 of 150 held-out single-hop questions answered with
+ * 3,900 or 11,500 examples, 1,000 or 4,300 steps), so they are not part of the warm-up.
+ */
+import { formatDocs } from '../agents/protocol.js';
+import type { Message } from '../core/trajectory.js';
+import type { Passage } from '../core/types.js';
+
+export interface ChatExample {
+  messages: Message[];
+}
+
+/** A passage shown the way the agent protocols show a retrieved document, then repeated by the assistant. */
+export function copyExample(p: Passage): ChatExample {
+  const shown = formatDocs([{ passageId: p.id, title: p.title, text: p.text, score: 0 }]);
+  return { messages: [{ role: 'user', content: shown }, { role: 'assistant', content: shown }] };
+}
