@@ -25,7 +25,9 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable
+
+from .jsonl import read_jsonl
 
 SPECIAL_TOKENS = ["<|pad|>", "<|end|>", "<|turn|>"]
 PAD, EOS, TURN = SPECIAL_TOKENS
@@ -155,32 +157,20 @@ _PROTOCOL_TEXT = [
 ]
 
 
-def _read_jsonl(path: str | os.PathLike) -> Iterator[dict]:
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                yield json.loads(line)
-            except json.JSONDecodeError as err:
-                raise ValueError(f"{path}:{number}: not valid JSON ({err.msg})") from None
-
-
 def world_texts(corpus: str | None, questions: str | None, extra: Iterable[str] = ()) -> list[str]:
     """Texts the tokenizer learns from: passage titles and texts, questions and answers, and for
     each `extra` jsonl file (e.g. SFT data) the text of its messages."""
     texts: list[str] = list(_PROTOCOL_TEXT)
     for path in extra:
-        for row in _read_jsonl(path):
+        for row in read_jsonl(path):
             for message in row.get("messages") or []:
                 if isinstance(message, dict) and isinstance(message.get("content"), str):
                     texts.append(message["content"])
     if corpus:
-        for row in _read_jsonl(corpus):
+        for row in read_jsonl(corpus):
             texts.append(f"{row.get('title', '')}\n{row.get('text', '')}")
     if questions:
-        for row in _read_jsonl(questions):
+        for row in read_jsonl(questions):
             texts.append(str(row.get("question", "")))
             texts.extend(str(answer) for answer in row.get("golden_answers", []) or [])
     return texts

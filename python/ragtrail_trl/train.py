@@ -32,6 +32,8 @@ import os
 import sys
 import time
 
+from . import jsonl
+
 ALGOS = ("sft", "dpo", "prm", "grpo")
 EXIT_CONFIG = 2
 
@@ -136,20 +138,10 @@ def _resolve(path: str, base: str) -> str:
 
 
 def read_jsonl(path: str) -> list[dict]:
-    rows = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise ConfigError(
-                    f"{path} line {number} is not valid JSON ({err.msg})", "regenerate the file or delete that line"
-                ) from None
-            if not isinstance(row, dict):
-                raise ConfigError(f"{path} line {number} is not a JSON object", "each line must be one object")
-            rows.append(row)
+    try:
+        rows = list(jsonl.read_jsonl(path))
+    except jsonl.JsonlError as err:
+        raise ConfigError(err.problem, err.fix) from None
     if not rows:
         raise ConfigError(f"{path} has no examples", "regenerate it (the annotate step produced nothing?)")
     return rows
