@@ -47,16 +47,52 @@ export function searchesSoFar(state: State): string[] {
   return state.steps.flatMap((s) => (s.action.type === 'search' ? [s.action.query] : []));
 }
 
+/** Sentences of a document's text (split after . ! ?). */
+export function sentencesOf(text: string): string[] {
+  return text.split(/(?<=[.!?])\s+/).map((s) => s.trim()).filter(Boolean);
+}
+
 /** The sentence of the latest search's documents that mentions `needle`, else its first sentence, else "None". */
 export function evidenceFrom(state: State, needle?: string): string {
   const last = [...state.steps].reverse().find((s) => s.action.type === 'search');
-  const sentences = (last?.docs ?? []).flatMap((d) => d.text.split(/(?<=[.!?])\s+/));
+  const sentences = (last?.docs ?? []).flatMap((d) => sentencesOf(d.text));
   if (needle) {
     const n = normalizeAnswer(needle);
     const hit = sentences.find((s) => normalizeAnswer(s).includes(n));
-    if (hit) return hit.trim();
+    if (hit) return hit;
   }
-  return sentences[0]?.trim() || 'None';
+  return sentences[0] || 'None';
+}
+
+/**
+ * The retrieved sentence a non-LLM action rests on, quoted with its document's title — for an answer,
+ * the sentence stating it; for a search, the sentence stating the earlier hop's answer that the query
+ * builds on ("Who directed X?" → "When was Y born?" rests on "X was directed by Y."). Latest search
+ * first; the hop's own supporting passage before other documents. Undefined when nothing retrieved
+ * states it (a first search, a yes/no answer, a guess).
+ */
+export function groundingQuote(action: Action, state: State): string | undefined {
+  // Whole words, punctuation as spaces: "(1932–2001)" states 1932, "1932" is not in "19320".
+  const words = (t: string) => ` ${normalizeAnswer(t.replace(/[^\p{L}\p{N}]+/gu, ' '))} `;
+  const states = (text: string, needle: string) => words(text).includes(words(needle));
+  const plan = goldPlan(state.question);
+  let hop: { answer?: string; passageId?: string } | undefined;
+  if (action.type === 'answer') hop = { answer: action.answer, passageId: plan[plan.length - 1]?.passageId };
+  else if (action.type === 'search') hop = plan.find((h) => h.answer && states(action.query, h.answer) && !states(state.question.question, h.answer));
+  const needle = hop?.answer;
+  if (!hop || !needle || words(needle).trim() === '') return undefined;
+  const docs = state.steps.filter((s) => s.action.type === 'search').reverse().flatMap((s) => s.docs ?? []);
+  const ordered = [...docs.filter((d) => hop.passageId && d.passageId === hop.passageId), ...docs];
+  for (const d of ordered) {
+    const sentence = sentencesOf(d.text).find((s) => states(s, needle));
+    if (sentence) return quoteOf(d.title, sentence);
+  }
+  return undefined;
+}
+
+/** How a thought quotes a retrieved sentence: `"Title" says: sentence`. */
+export function quoteOf(title: string, sentence: string): string {
+  return `"${title}" says: ${sentence}`;
 }
 
 /** ARENA-style reference numbers (1-based) of the supporting passages among the shown references. */

@@ -8,6 +8,7 @@
 import type { Action, ActionType, Message, RetrievedDoc } from '../core/trajectory.js';
 import type { State } from '../env/env.js';
 import type { LLM } from '../llm/types.js';
+import { groundingQuote } from './gold.js';
 
 export const AGENT_NAMES = ['reasonrag', 'search-r1', 'direct', 'cot', 'rag', 'react', 'search-o1', 'research', 'prorag', 'arena'] as const;
 export type AgentName = (typeof AGENT_NAMES)[number];
@@ -86,15 +87,21 @@ export function isBlank(s: string | undefined): s is undefined | '' {
   return s === undefined || s.trim() === '';
 }
 
-/** A short, model-like thought for non-LLM actions (oracle, sim), so their text reads naturally. */
+/**
+ * A short, model-like thought for non-LLM actions (oracle, sim), so their text reads naturally. After
+ * a search it quotes the retrieved sentence the action rests on (gold.ts `groundingQuote`): the
+ * demonstrations then show reading as copying, which is what a small model learns first.
+ */
 export function thoughtFor(action: Action, state: State): string {
+  const quote = groundingQuote(action, state);
   switch (action.type) {
     case 'search':
+      if (quote) return `${quote} Next I need: ${action.query}`;
       return state.steps.length === 0 ? `To answer this I first need to know: ${action.query}` : `What I have so far is not enough; next I need: ${action.query}`;
     case 'extract':
       return 'These documents contain what I was looking for.';
     case 'answer':
-      return 'The information gathered is enough to answer.';
+      return quote ? `${quote} That answers the question.` : 'The information gathered is enough to answer.';
     default:
       return '';
   }

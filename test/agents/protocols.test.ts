@@ -103,6 +103,33 @@ describe('search-r1', () => {
   });
 });
 
+describe('demonstration thoughts quote the retrieved sentence an action rests on', () => {
+  const twoHop: Question = {
+    id: 'q2', question: 'When was the director of The Silent Harbor born?', answers: ['1932'],
+    decomposition: [
+      { question: 'Who directed The Silent Harbor?', answer: 'Maren Tolvik', passageId: 'p1' },
+      { question: 'When was Maren Tolvik born?', answer: '1932', passageId: 'p2' },
+    ],
+  };
+  const harbor = { passageId: 'p1', title: 'The Silent Harbor', text: 'The Silent Harbor is a 1971 film. It was directed by Maren Tolvik. It premiered in Oslo.', score: 3 };
+  const maren = { passageId: 'p2', title: 'Maren Tolvik', text: 'Maren Tolvik (1932–2001) was a Norwegian director. She was born in Bergen.', score: 3 };
+  const hop = (query: string, found: typeof docs): Step => ({ action: { type: 'search', query }, raw: `<search>${query}</search>`, docs: found });
+  const at = (steps: Step[]): State => ({ question: twoHop, steps, done: false, mustAnswer: false, turnsLeft: 5, searchesLeft: 5 });
+  const p = PROTOCOLS['search-r1'];
+  it('a search on the bridge entity quotes where the entity was read; an answer quotes the sentence stating it', () => {
+    const first = p.format({ type: 'search', query: 'Who directed The Silent Harbor?' }, at([]));
+    assert.equal(first, '<think> To answer this I first need to know: Who directed The Silent Harbor? </think>\n<search> Who directed The Silent Harbor? </search>');
+    const second = p.format({ type: 'search', query: 'When was Maren Tolvik born?' }, at([hop('Who directed The Silent Harbor?', [harbor])]));
+    assert.match(second, /^<think> "The Silent Harbor" says: It was directed by Maren Tolvik\. Next I need: When was Maren Tolvik born\? <\/think>/);
+    const answer = p.format({ type: 'answer', answer: '1932' }, at([hop('Who directed The Silent Harbor?', [harbor]), hop('When was Maren Tolvik born?', [harbor, maren])]));
+    assert.match(answer, /^<think> "Maren Tolvik" says: Maren Tolvik \(1932–2001\) was a Norwegian director\. That answers the question\. <\/think>/);
+  });
+  it('falls back to a plain thought when nothing retrieved states it (whole words only)', () => {
+    const wrong = p.format({ type: 'answer', answer: '193' }, at([hop('When was Maren Tolvik born?', [maren])]));
+    assert.match(wrong, /^<think> The information gathered is enough to answer\. <\/think>/);
+  });
+});
+
 describe('reasonrag', () => {
   const p = PROTOCOLS.reasonrag;
   it('alternates reasoning and grounding; carries evidence, not documents', () => {
