@@ -15,8 +15,15 @@
  * Reading examples (a passage and a single-hop question, then the answer) were tried as well and
  * taught nothing that held out at this scale (12 of 150 held-out single-hop questions answered with
  * 3,900 or 11,500 examples, 1,000 or 4,300 steps), so they are not part of the warm-up.
+ *
+ * The copy examples alone teach copying from the start of a turn, not from anywhere: an agent
+ * fine-tuned after them to quote its evidence wrote a sentence that is verbatim in the shown documents
+ * in 20 of 517 quotes on held-out questions. A second stage of quote examples (below; 2 epochs, 7
+ * minutes) raised that to 137 of 507, and the SFT loss after one epoch fell from 0.51 to 0.32.
  */
+import { quoteOf, sentencesOf } from '../agents/gold.js';
 import { formatDocs } from '../agents/protocol.js';
+import { Rng } from '../core/rng.js';
 import type { Message } from '../core/trajectory.js';
 import type { Passage } from '../core/types.js';
 
@@ -28,4 +35,27 @@ export interface ChatExample {
 export function copyExample(p: Passage): ChatExample {
   const shown = formatDocs([{ passageId: p.id, title: p.title, text: p.text, score: 0 }]);
   return { messages: [{ role: 'user', content: shown }, { role: 'assistant', content: shown }] };
+}
+
+/**
+ * Quote examples, the warm-up's second stage: `docs` passages shown as one search result, then every
+ * sentence of them quoted (`"Title" says: sentence`, the demonstrations' grounding format) in a random
+ * order. Copying from a random place in the context, not from the start of the turn, makes the copy
+ * work by matching content (induction) rather than by position; it is what quoting evidence in a
+ * thought needs. One example per passage, with `docs - 1` other passages drawn at random.
+ */
+export function quoteExamples(passages: readonly Passage[], opts: { docs: number; seed: number }): ChatExample[] {
+  const rng = Rng.derive(opts.seed, 'quote warm-up');
+  return passages.map((p, i) => {
+    const picked = new Set([i]);
+    while (picked.size < Math.min(opts.docs, passages.length)) picked.add(rng.int(passages.length));
+    const shown = rng.shuffle([...picked].map((k) => passages[k]!));
+    const quotes = rng.shuffle(shown.flatMap((d) => sentencesOf(d.text).map((s) => quoteOf(d.title, s))));
+    return {
+      messages: [
+        { role: 'user', content: formatDocs(shown.map((d) => ({ passageId: d.id, title: d.title, text: d.text, score: 0 }))) },
+        { role: 'assistant', content: quotes.join('\n') },
+      ],
+    };
+  });
 }
