@@ -24,7 +24,7 @@ def _run(out: Path) -> subprocess.CompletedProcess:
     args = [
         "node", "--import", "tsx", "src/cli/main.ts", "llm-loop", "--out", str(out), "--venv", sys.prefix,
         "--entities", "300", "--questions", "60", "--budget", "8", "--test-questions", str(TEST_QUESTIONS), "--hidden", "64", "--layers", "2",
-        "--vocab", "1500", "--warmup-epochs", "1", "--sft-epochs", "4", "--simulations", "2", "--rollouts", "1", "--dpo-epochs", "1",
+        "--vocab", "1500", "--warmup-epochs", "1", "--quote-epochs", "1", "--sft-epochs", "4", "--simulations", "2", "--rollouts", "1", "--dpo-epochs", "1",
         "--grpo-steps", "2", "--prm-epochs", "1", "--n", "2",
     ]  # fmt: skip
     return subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=900)

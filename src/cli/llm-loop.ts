@@ -1,10 +1,22 @@
 import type { Command } from 'commander';
 import { LLM_LOOP_DEFAULTS, type LlmLoopOptions, runLlmLoop } from '../learn/llm-loop.js';
+import { InvalidArgumentError, Option } from 'commander';
+import { QUESTION_TYPES, type QuestionMix } from '../corpus/world/index.js';
 import { intArg } from './options.js';
 import { resultsTable } from './table.js';
 
 /** The command's flags: the loop's options with the model's size flattened into --hidden, --layers, --heads, --vocab. */
-type LoopOpts = Omit<LlmLoopOptions, 'model' | 'log'> & LlmLoopOptions['model'];
+type LoopOpts = Omit<LlmLoopOptions, 'model' | 'log' | 'mix'> & LlmLoopOptions['model'] & { questionTypes: QuestionMix };
+
+/** `single-hop,compositional` → equal weights on those types, 0 on the others. */
+function questionTypes(value: string): QuestionMix {
+  const names = value.split(',').map((t) => t.trim()).filter(Boolean);
+  const unknown = names.filter((t) => !(QUESTION_TYPES as readonly string[]).includes(t));
+  if (names.length === 0 || unknown.length > 0) throw new InvalidArgumentError(`expected a comma-separated list of ${QUESTION_TYPES.join(', ')}; got "${value}".`);
+  const mix = {} as QuestionMix;
+  for (const t of QUESTION_TYPES) mix[t] = names.includes(t) ? 1 : 0;
+  return mix;
+}
 
 export function registerLlmLoop(program: Command): void {
   const d = LLM_LOOP_DEFAULTS;
@@ -16,6 +28,11 @@ export function registerLlmLoop(program: Command): void {
     .option('--questions <n>', 'questions generated about the world (80% train, 10% dev, 10% test)', intArg(10, 100_000), d.questions)
     .option('--budget <n>', 'training questions annotated with MCTS, and the same questions for GRPO', intArg(1), d.budget)
     .option('--test-questions <n>', 'held-out questions evaluated (default: the whole test split)', intArg(1))
+    .addOption(
+      new Option('--question-types <list>', `question types of the world, comma-separated (${QUESTION_TYPES.join(', ')})`)
+        .argParser(questionTypes)
+        .default(d.mix, QUESTION_TYPES.filter((t) => d.mix[t] > 0).join(',')),
+    )
     .option('--top-k <n>', 'documents per search', intArg(1, 20), d.topK)
     .option('--max-turns <n>', 'turns per episode', intArg(1, 20), d.maxTurns)
     .option('--hidden <n>', 'width of the tiny transformer', intArg(16, 4096), d.model.hidden)
@@ -23,6 +40,7 @@ export function registerLlmLoop(program: Command): void {
     .option('--heads <n>', 'attention heads', intArg(1, 64), d.model.heads)
     .option('--vocab <n>', 'BPE vocabulary learned on the world', intArg(300, 100_000), d.model.vocab)
     .option('--warmup-epochs <n>', 'epochs over the copy warm-up (each passage repeated) before SFT', intArg(1, 100), d.warmupEpochs)
+    .option('--quote-epochs <n>', 'epochs over the quote warm-up (search results, each sentence quoted in random order) after the copy warm-up; 0 skips it', intArg(0, 100), d.quoteEpochs)
     .option('--sft-epochs <n>', 'SFT epochs over the demonstrations', intArg(1, 100), d.sftEpochs)
     .option('--simulations <n>', 'MCTS simulations per question', intArg(1, 1000), d.simulations)
     .option('--rollouts <n>', 'SPRE rollouts per expanded node', intArg(1, 64), d.rollouts)
@@ -34,7 +52,7 @@ export function registerLlmLoop(program: Command): void {
     .option('--venv <dir>', 'Python venv for TRL (default $RAGTRAIL_VENV or ~/.cache/ragtrail/trl-venv; created on first use)')
     .action(async (opts: LoopOpts) => {
       const options: Partial<LlmLoopOptions> & { out: string } = {
-        ...opts, model: { hidden: opts.hidden, layers: opts.layers, heads: opts.heads, vocab: opts.vocab }, log: (l) => console.error(l),
+        ...opts, mix: opts.questionTypes, model: { hidden: opts.hidden, layers: opts.layers, heads: opts.heads, vocab: opts.vocab }, log: (l) => console.error(l),
       };
       const r = await runLlmLoop(options);
       console.log('');

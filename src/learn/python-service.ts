@@ -87,11 +87,21 @@ export async function startService(o: StartOptions): Promise<PythonService> {
   throw new RagtrailError(`${o.what} did not answer ${url}${o.healthPath} within ${o.timeoutS ?? 180} s; the end of ${o.log}:\n${tail(o.log)}`);
 }
 
+/**
+ * Continuous batching for `transformers serve` on CPU: concurrent requests share forward passes. Its
+ * paged KV cache must be sized by hand there (left alone it reserves most of the machine's memory):
+ * 128 blocks of 32 tokens hold four of the loop's transcripts at once. It fixes the sampling settings
+ * of the first request for the server's life, which is right for the loop: each server runs one
+ * variant's evaluation (all greedy, or all sampled) or the annotation (all sampled).
+ */
+const CONTINUOUS_BATCHING = ['--continuous-batching', '--cb-num-blocks', '128', '--cb-block-size', '32', '--cb-max-batch-tokens', '1024'];
+
 /** `transformers serve CHECKPOINT` from the venv, on a free loopback port. */
-export async function serveModel(python: string, checkpoint: string, log: string): Promise<PythonService & { spec: string }> {
+export async function serveModel(python: string, checkpoint: string, log: string, opts: { batching?: boolean } = {}): Promise<PythonService & { spec: string }> {
   const port = await freePort();
   const cli = join(dirname(python), 'transformers');
-  const svc = await startService({ cmd: cli, args: ['serve', checkpoint, '--host', '127.0.0.1', '--port', String(port), '--device', 'cpu'], port, healthPath: '/health', log, what: `transformers serve ${checkpoint}` });
+  const args = ['serve', checkpoint, '--host', '127.0.0.1', '--port', String(port), '--device', 'cpu', ...(opts.batching ? CONTINUOUS_BATCHING : [])];
+  const svc = await startService({ cmd: cli, args, port, healthPath: '/health', log, what: `transformers serve ${checkpoint}` });
   return { ...svc, spec: `openai:${svc.url}/v1#${checkpoint}` };
 }
 

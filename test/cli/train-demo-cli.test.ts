@@ -106,5 +106,8 @@ describe('ragtrail train', () => {
     const typo = ragtrail('run', '--policy', 'gim:x.json', '--index', join(demo, 'index'), '--dataset', join(demo, 'world', 'questions.jsonl'), '--out', join(tmp.dir, 'r3'));
     assert.equal(typo.status, 2);
     assert.match(typo.stderr, /gym:FILE/);
+    const types = ragtrail('llm-loop', '--question-types', 'single-hop,bridge', '--out', join(tmp.dir, 'loop'));
+    assert.equal(types.status, 2);
+    assert.match(types.stderr, /--question-types.*expected a comma-separated list of single-hop, compositional, comparison, bridge-comparison; got "single-hop,bridge"/);
   });
 });
