@@ -148,7 +148,8 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
   const directPath = p('data', 'direct.jsonl');
   const warmupPath = p('data', 'warmup.jsonl');
   const quotesPath = p('data', 'quotes.jsonl');
-  await stage('demonstrations', existsSync(warmupPath), async () => {
+  // Complete when both warm-up files exist (a folder from before the quote stage redoes this stage).
+  await stage('demonstrations', existsSync(warmupPath) && existsSync(quotesPath), async () => {
     mkdirSync(p('data'), { recursive: true });
     const rows: { messages: unknown[] }[] = [];
     for (const spec of ['oracle', 'sim']) {
@@ -165,10 +166,10 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
     await writeJsonl(directPath, train.map((q) => directAnswerExample(q, AGENT)));
     const passages: Passage[] = [];
     for await (const passage of readCorpus(p('world', 'corpus.jsonl'))) passages.push(passage);
-    const quotes = quoteExamples(passages, { docs: o.topK, seed: o.seed });
-    await writeJsonl(quotesPath, quotes);
     const warmup = passages.map(copyExample);
-    await writeJsonl(warmupPath, warmup); // last: marks the stage complete
+    await writeJsonl(warmupPath, warmup);
+    const quotes = quoteExamples(passages, { docs: o.topK, seed: o.seed });
+    await writeJsonl(quotesPath, quotes); // last: with warmup.jsonl, marks the stage complete
     log(`  ${rows.length} demonstration episodes; ${train.length} question → answer examples for the baseline; ${warmup.length} warm-up copy and ${quotes.length} quote examples`);
   });
 
