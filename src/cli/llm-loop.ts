@@ -41,6 +41,7 @@ export function registerLlmLoop(program: Command): void {
     .option('--warmup-epochs <n>', 'epochs over the copy warm-up (each passage repeated) before SFT', intArg(1, 100), d.warmupEpochs)
     .option('--quote-epochs <n>', 'epochs over the quote warm-up (search results, each sentence quoted in random order) after the copy warm-up; 0 skips it', intArg(0, 100), d.quoteEpochs)
     .option('--sft-epochs <n>', 'SFT epochs over the demonstrations', intArg(1, 100), d.sftEpochs)
+    .option('--direct-epochs <n>', 'epochs of the no-retrieval baseline (question → answer pairs only)', intArg(1, 100), d.directEpochs)
     .option('--simulations <n>', 'MCTS simulations per question', intArg(1, 1000), d.simulations)
     .option('--rollouts <n>', 'SPRE rollouts per expanded node', intArg(1, 64), d.rollouts)
     .option('--dpo-epochs <n>', 'step-DPO epochs over the pairs', intArg(1, 100), d.dpoEpochs)

@@ -71,6 +71,8 @@ export interface LlmLoopOptions {
   /** Epochs over the quote warm-up (search results, then each sentence quoted in random order; see learn/warmup.ts) after the copy warm-up; 0 skips it. */
   quoteEpochs: number;
   sftEpochs: number;
+  /** Epochs of the no-retrieval baseline over the training questions' question → answer pairs (short: 800 steps reach loss 0.1). */
+  directEpochs: number;
   /** MCTS simulations per question and SPRE rollouts per node. */
   simulations: number;
   rollouts: number;
@@ -85,7 +87,7 @@ export interface LlmLoopOptions {
 }
 
 export const LLM_LOOP_DEFAULTS: Omit<LlmLoopOptions, 'out'> = {
-  entities: 3000, questions: 2000, mix: { 'single-hop': 1, compositional: 1, comparison: 0, 'bridge-comparison': 0 }, topK: 3, maxTurns: 4, budget: 48, model: { hidden: 128, layers: 4, heads: 4, vocab: 4000 }, warmupEpochs: 6, quoteEpochs: 2, sftEpochs: 2,
+  entities: 3000, questions: 2000, mix: { 'single-hop': 1, compositional: 1, comparison: 0, 'bridge-comparison': 0 }, topK: 3, maxTurns: 4, budget: 48, model: { hidden: 128, layers: 4, heads: 4, vocab: 4000 }, warmupEpochs: 6, quoteEpochs: 2, sftEpochs: 3, directEpochs: 4,
   simulations: 4, rollouts: 2, dpoEpochs: 2, grpoSteps: 24, prmEpochs: 2, n: 4, seed: 1,
 };
 
@@ -205,7 +207,7 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
   const warm = p('models', o.quoteEpochs > 0 ? 'quote' : 'warmup');
   await stage('SFT', trained('sft'), () => train_('sft', { algo: 'sft', model: warm, data: sftPath, trainer: { ...cpu, ...grouped, num_train_epochs: o.sftEpochs } }));
   await stage('SFT (question → answer only)', trained('direct'), () =>
-    train_('direct', { algo: 'sft', model: warm, data: directPath, trainer: { ...cpu, ...grouped, num_train_epochs: o.sftEpochs * 2 } }),
+    train_('direct', { algo: 'sft', model: warm, data: directPath, trainer: { ...cpu, ...grouped, num_train_epochs: o.directEpochs } }),
   );
 
   // Evaluation of one variant: serve its checkpoint (and PRM), run the agent over the test questions.
@@ -324,7 +326,7 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
   const seconds = (performance.now() - t0) / 1000;
   results.notes = [
     `The LLM loop on the synthetic world (${o.entities} entities, seed ${o.seed}; ${Object.entries(o.mix).filter(([, w]) => w > 0).map(([t]) => t).join(' and ')} questions): a ${o.model.layers}-layer, ${o.model.hidden}-wide decoder-only transformer with a ${o.model.vocab}-token BPE learned on the world, randomly initialised, trained with TRL on CPU and served with transformers serve. ` +
-      `SFT: ${o.sftEpochs} epochs on successful oracle and sim episodes of the ${train.length} training questions in the ${AGENT} protocol (top-${o.topK} documents, at most ${o.maxTurns} turns). No retrieval: the same warmed-up model trained on question → answer pairs only (${o.sftEpochs * 2} epochs). Both start from a warm-up, the stand-in for pretraining that teaches a model from random weights to copy what it has read: ${o.warmupEpochs} epochs on copy examples (each passage, then the same passage again)${o.quoteEpochs > 0 ? `, then ${o.quoteEpochs} on quote examples (${o.topK} passages as a search result, then each of their sentences quoted in random order, the format in which the demonstrations' thoughts quote their evidence)` : ''}. ` +
+      `SFT: ${o.sftEpochs} epochs on successful oracle and sim episodes of the ${train.length} training questions in the ${AGENT} protocol (top-${o.topK} documents, at most ${o.maxTurns} turns). No retrieval: the same warmed-up model trained on question → answer pairs only (${o.directEpochs} epochs). Both start from a warm-up, the stand-in for pretraining that teaches a model from random weights to copy what it has read: ${o.warmupEpochs} epochs on copy examples (each passage, then the same passage again)${o.quoteEpochs > 0 ? `, then ${o.quoteEpochs} on quote examples (${o.topK} passages as a search result, then each of their sentences quoted in random order, the format in which the demonstrations' thoughts quote their evidence)` : ''}. ` +
       `Step-DPO: ${pairs.length} pairs from MCTS + SPRE trees (${o.simulations} simulations, ${o.rollouts} rollouts per node) built by the served SFT model on ${budgetQs.length} training questions. GRPO: ${o.grpoSteps} steps (4 rollouts per question) on the same ${budgetQs.length} questions, rewards (EM) from the environment server. PRM: TRL RewardTrainer on the same pairs; best-of-${o.n} samples ${o.n} steps at temperature 1 and executes the one the PRM scores highest. Significance is against SFT (paired t-test and bootstrap).`,
     `Wall time of this invocation ${seconds.toFixed(0)} s${Object.keys(timings).length ? `: ${Object.entries(timings).map(([k, v]) => `${k} ${v.toFixed(0)} s`).join(', ')}` : ''}.`,
   ];
