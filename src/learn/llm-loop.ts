@@ -194,6 +194,8 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
   // (40 steps: 34 s vs 51 s). Not for the copy warm-up: its examples are alike in length, and with
   // length-grouped batches its loss ended at 0.48 instead of 0.24 after the same 2,442 steps.
   const grouped = { train_sampling_strategy: 'group_by_length' };
+  // DPO and the PRM train for a few steps on few pairs: no LR warm-up (with one step, a warm-up step
+  // means a learning rate of 0 and a checkpoint identical to SFT — seen at CI size).
 
   log(`[3/8] a tiny transformer (${o.model.layers} layers × ${o.model.hidden}, vocabulary ${o.model.vocab}) with TRL: copy and quote warm-ups, then SFT, and the no-retrieval baseline`);
   await stage('copy warm-up', trained('warmup'), () =>
@@ -275,7 +277,7 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
 
   log(`[6/8] step-DPO from the SFT checkpoint on the pairs; GRPO from the SFT checkpoint on the same ${budgetQs.length} questions (outcome reward EM from serve-env)`);
   await stage('step-DPO', trained('dpo') || !withPairs, () =>
-    train_('dpo', { algo: 'dpo', model: p('models', 'sft'), data: join(annDir, 'trl_preference.jsonl'), trainer: { ...cpu, logging_steps: 1, learning_rate: 5e-4, beta: 0.1, num_train_epochs: o.dpoEpochs, per_device_train_batch_size: 4 } }),
+    train_('dpo', { algo: 'dpo', model: p('models', 'sft'), data: join(annDir, 'trl_preference.jsonl'), trainer: { ...cpu, logging_steps: 1, learning_rate: 5e-4, warmup_steps: 0, beta: 0.1, num_train_epochs: o.dpoEpochs, per_device_train_batch_size: 4 } }),
   );
   await stage('GRPO', trained('grpo'), async () => {
     const grpoData = p('data', 'grpo.jsonl');
@@ -305,7 +307,7 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
     };
     const prmData = p('data', 'prm_text.jsonl');
     await writeJsonl(prmData, rows.map((r) => ({ chosen: text(r, r.chosen.raw), rejected: text(r, r.rejected.raw) })));
-    await train_('prm', { algo: 'prm', model: p('models', 'sft'), data: prmData, trainer: { ...cpu, logging_steps: 1, learning_rate: 5e-4, num_train_epochs: o.prmEpochs, per_device_train_batch_size: 8 } });
+    await train_('prm', { algo: 'prm', model: p('models', 'sft'), data: prmData, trainer: { ...cpu, logging_steps: 1, learning_rate: 5e-4, warmup_steps: 0, num_train_epochs: o.prmEpochs, per_device_train_batch_size: 8 } });
   });
 
   log('[8/8] serving and evaluating the trained variants');
