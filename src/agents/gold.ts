@@ -7,7 +7,7 @@ import type { Question } from '../core/types.js';
 import type { Action } from '../core/trajectory.js';
 import type { State } from '../env/env.js';
 import { retrievedDocs } from '../env/env.js';
-import { normalizeAnswer } from '../core/text.js';
+import { normalizeAnswer, sentencesOf } from '../core/text.js';
 
 export interface Hop {
   /** The search that finds this hop's fact. */
@@ -45,11 +45,6 @@ export function retrieved(state: State, text: string | undefined, passageId?: st
 
 export function searchesSoFar(state: State): string[] {
   return state.steps.flatMap((s) => (s.action.type === 'search' ? [s.action.query] : []));
-}
-
-/** Sentences of a document's text (split after . ! ?). */
-export function sentencesOf(text: string): string[] {
-  return text.split(/(?<=[.!?])\s+/).map((s) => s.trim()).filter(Boolean);
 }
 
 /** The sentence of the latest search's documents that mentions `needle`, else its first sentence, else "None". */

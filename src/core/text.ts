@@ -28,3 +28,8 @@ export function normalizeAnswer(s: string, opts: NormalizeOptions = {}): string 
   t = t.replace(ARTICLES, ' ');
   return pySplit(t).join(' ');
 }
+
+/** Sentences of a passage's text (split after . ! ?), trimmed, empty ones dropped. */
+export function sentencesOf(text: string): string[] {
+  return text.split(/(?<=[.!?])\s+/).map((s) => s.trim()).filter(Boolean);
+}

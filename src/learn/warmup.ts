@@ -21,9 +21,10 @@
  * in 20 of 517 quotes on held-out questions. A second stage of quote examples (below; 2 epochs, 7
  * minutes) raised that to 137 of 507, and the SFT loss after one epoch fell from 0.51 to 0.32.
  */
-import { quoteOf, sentencesOf } from '../agents/gold.js';
+import { quoteOf } from '../agents/gold.js';
 import { formatDocs } from '../agents/protocol.js';
 import { Rng } from '../core/rng.js';
+import { sentencesOf } from '../core/text.js';
 import type { Message } from '../core/trajectory.js';
 import type { Passage } from '../core/types.js';
 

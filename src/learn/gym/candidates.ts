@@ -5,7 +5,7 @@
  * question names, or yes/no), evidence sentences for protocols that ground. The policy only chooses;
  * what the candidates look like is fixed here.
  */
-import { normalizeAnswer } from '../../core/text.js';
+import { normalizeAnswer, sentencesOf } from '../../core/text.js';
 import type { Action } from '../../core/trajectory.js';
 import type { State } from '../../env/env.js';
 import { retrievedDocs } from '../../env/env.js';
@@ -57,10 +57,6 @@ export function options(question: string): string[] {
   return m ? [m[1]!.trim(), m[2]!.trim()] : [];
 }
 
-function sentences(text: string): string[] {
-  return text.split(/(?<=[.!?])\s+/).filter((s) => s.trim() !== '');
-}
-
 function overlap(sentence: string, rel: readonly string[]): number {
   if (rel.length === 0) return 0;
   const s = normalizeAnswer(sentence);
@@ -88,7 +84,7 @@ export function generateCandidates(state: State, protocol: Protocol, limits = { 
 
   if (allowed.has('extract')) {
     const lastDocs = last?.docs ?? [];
-    const ranked = lastDocs.flatMap((d) => sentences(d.text)).map((s) => ({ s, o: overlap(s, rel) })).sort((a, b) => b.o - a.o).slice(0, 3);
+    const ranked = lastDocs.flatMap((d) => sentencesOf(d.text)).map((s) => ({ s, o: overlap(s, rel) })).sort((a, b) => b.o - a.o).slice(0, 3);
     for (const { s, o } of ranked) add({ action: { type: 'extract', evidence: s }, source: 'evidence', sentenceOverlap: o });
     add({ action: { type: 'extract', evidence: 'None' }, source: 'evidence', sentenceOverlap: 0 });
   }
@@ -112,7 +108,7 @@ export function generateCandidates(state: State, protocol: Protocol, limits = { 
     const lastIds = new Set((last?.docs ?? []).map((d) => d.passageId));
     const spans: GymCandidate[] = [];
     for (const d of allDocs) {
-      for (const s of sentences(`${d.text}`)) {
+      for (const s of sentencesOf(d.text)) {
         const o = overlap(s, rel);
         for (const e of entities(s)) spans.push({ action: { type: 'answer', answer: e }, source: 'answer-span', sentenceOverlap: o, kind: 'name', recent: lastIds.has(d.passageId) });
         for (const m of s.matchAll(NUMBER)) spans.push({ action: { type: 'answer', answer: m[0] }, source: 'answer-span', sentenceOverlap: o, kind: 'number', recent: lastIds.has(d.passageId) });
