@@ -51,20 +51,24 @@ export class OpenAICompatibleLLM implements LLM {
 
   async generate(req: GenerateRequest): Promise<GenerateResult> {
     const n = req.n ?? 1;
-    const choices: Choice[] = [];
-    const usage = { promptTokens: 0, completionTokens: 0 };
-    // Some servers (llama.cpp, Ollama) ignore `n`: ask again for the missing samples.
-    for (let round = 0; choices.length < n && round < n; round++) {
-      const want = n - choices.length;
-      const reply = await this.request(req, want, round);
-      choices.push(...reply.choices.slice(0, want));
-      usage.promptTokens += reply.usage.promptTokens;
-      usage.completionTokens += reply.usage.completionTokens;
+    const first = await this.request(req, n, 0);
+    const choices: Choice[] = first.choices.slice(0, n);
+    const usage = { ...first.usage };
+    // Some servers (llama.cpp, Ollama, transformers serve) ignore `n` and return one sample: ask for
+    // the missing ones at once, one request each, so a server that batches concurrent requests
+    // (continuous batching, parallel slots) decodes them together instead of one after another.
+    if (choices.length < n) {
+      const more = await Promise.all(Array.from({ length: n - choices.length }, (_, i) => this.request(req, 1, i + 1)));
+      for (const reply of more) {
+        choices.push(...reply.choices.slice(0, 1));
+        usage.promptTokens += reply.usage.promptTokens;
+        usage.completionTokens += reply.usage.completionTokens;
+      }
     }
     return { choices, usage };
   }
 
-  private async request(req: GenerateRequest, n: number, round: number): Promise<GenerateResult> {
+  private async request(req: GenerateRequest, n: number, part: number): Promise<GenerateResult> {
     const chat = this.mode === 'chat';
     const body: Record<string, unknown> = { model: this.model, n, ...this.opts.extraBody };
     if (chat) body['messages'] = req.messages ?? [{ role: 'user', content: req.prompt ?? '' }];
@@ -73,8 +77,8 @@ export class OpenAICompatibleLLM implements LLM {
     if (req.topP !== undefined) body['top_p'] = req.topP;
     if (req.maxTokens !== undefined) body['max_tokens'] = req.maxTokens;
     if (req.stop?.length) body['stop'] = req.stop;
-    // A later round for missing samples must not repeat the first round's seed.
-    if (req.seed !== undefined) body['seed'] = req.seed + round * 1_000_003;
+    // A request for missing samples must not repeat the first request's seed.
+    if (req.seed !== undefined) body['seed'] = req.seed + part * 1_000_003;
     if (req.logprobs) body['logprobs'] = chat ? true : 1;
     const url = `${this.baseURL.replace(/\/+$/, '')}/${chat ? 'chat/completions' : 'completions'}`;
     const reply = await fetchJson<WireReply>(url, {

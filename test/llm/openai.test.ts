@@ -64,13 +64,16 @@ describe('OpenAI-compatible backend', () => {
     }
   });
 
-  it('asks again when a server ignores n (llama.cpp, Ollama), with distinct seeds', async () => {
-    const fake = await startFakeOpenAI((r) => `seed ${r.body['seed']}`, { maxN: 1 });
+  it('asks again when a server ignores n (llama.cpp, Ollama, transformers serve), at once and with distinct seeds', async () => {
+    const fake = await startFakeOpenAI((r) => `seed ${r.body['seed']}`, { maxN: 1, delayMs: 20 });
     try {
-      const res = await new OpenAICompatibleLLM(fake.url, 'm', fastRetry).generate({ prompt: 'x', n: 3, seed: 1 });
-      assert.equal(res.choices.length, 3);
-      assert.equal(new Set(res.choices.map((c) => c.text)).size, 3);
-      assert.equal(fake.requests.length, 3);
+      const res = await new OpenAICompatibleLLM(fake.url, 'm', fastRetry).generate({ prompt: 'x', n: 4, seed: 1 });
+      assert.equal(res.choices.length, 4);
+      assert.equal(new Set(res.choices.map((c) => c.text)).size, 4);
+      assert.deepEqual(fake.requests.map((r) => r.body['n']), [4, 1, 1, 1]);
+      // The three missing samples were in service together (a batching server decodes them as one batch).
+      const stats = (await (await fetch(fake.url.replace(/\/v1$/, '') + '/stats')).json()) as { maxInService: number };
+      assert.equal(stats.maxInService, 3);
     } finally {
       await fake.close();
     }
