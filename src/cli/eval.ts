@@ -6,7 +6,7 @@ import { AGENT_NAMES } from '../agents/protocol.js';
 import { type EvalConfig, readEvalConfig, runEval } from '../eval/harness.js';
 import { POLICY_SPEC_HELP, type SelectMethod } from '../eval/systems.js';
 import { LLM_SPEC_HELP } from '../llm/create.js';
-import { PRM_SPEC_HELP } from '../prm/select.js';
+import { PRM_CANDIDATES, PRM_SPEC_HELP, type PrmCandidates } from '../prm/select.js';
 import { choiceArg, collect, intArg, numberArg } from './options.js';
 import { policyArg } from './setup.js';
 
@@ -23,6 +23,7 @@ interface EvalOpts {
   competence?: number;
   select: string;
   prm?: string;
+  prmCandidates?: PrmCandidates;
   n?: number;
   baseline?: string;
   judge?: string;
@@ -38,7 +39,7 @@ function configFromFlags(o: EvalOpts): EvalConfig {
   for (const a of agents) if (!(AGENT_NAMES as readonly string[]).includes(a)) throw new InputError(`unknown agent "${a}"`, `choose from ${AGENT_NAMES.join(', ')}`);
   const selects = o.select.split(',').map((s) => s.trim()) as SelectMethod[];
   for (const s of selects) if (!['greedy', 'prm', 'vote'].includes(s)) throw new InputError(`--select: unknown method "${s}"`, 'use greedy, prm and/or vote, comma-separated');
-  const systems = agents.flatMap((agent) => selects.map((select) => ({ name: `${agent}-${select}`, agent, select, llm: o.llm, policy: o.policy, competence: o.competence, prm: o.prm, n: o.n })));
+  const systems = agents.flatMap((agent) => selects.map((select) => ({ name: `${agent}-${select}`, agent, select, llm: o.llm, policy: o.policy, competence: o.competence, prm: o.prm, n: o.n, prmCandidates: o.prmCandidates })));
   return {
     index: o.index,
     out: o.out,
@@ -72,6 +73,7 @@ export function registerEval(program: Command): void {
     .option('--select <list>', 'without --config: selection methods, comma-separated (greedy,prm,vote)', 'greedy')
     .option('--prm <spec>', `PRM for prm selection: ${PRM_SPEC_HELP}`)
     .option('--n <n>', 'candidates (prm) or episodes (vote)', intArg(1, 1000))
+    .option('--prm-candidates <which>', 'candidates prm selection chooses among: well-formed (when any are) or all', choiceArg(PRM_CANDIDATES))
     .option('--baseline <name>', 'system the others are tested against (default: the first)')
     .option('--judge <spec>', 'judge model for the LLM-as-judge metric')
     .option('--concurrency <n>', 'questions in flight', intArg(1, 4096))

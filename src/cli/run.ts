@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { InputError } from '../core/errors.js';
 import { runQuestions } from '../eval/run.js';
-import { PRM_SPEC_HELP } from '../prm/select.js';
+import { PRM_CANDIDATES, PRM_SPEC_HELP, type PrmCandidates } from '../prm/select.js';
 import { applyConfigFile, requireOptions } from './config.js';
 import { choiceArg, intArg, numberArg } from './options.js';
 import { addAgentOptions, type AgentOpts, loadQuestions, nonLlmNote, setupAgent } from './setup.js';
@@ -12,6 +12,7 @@ interface RunOpts extends AgentOpts {
   out?: string;
   select: 'greedy' | 'prm' | 'vote';
   prm?: string;
+  prmCandidates?: PrmCandidates;
   n: number;
   temperature?: number;
   seed: number;
@@ -27,6 +28,7 @@ export function registerRun(program: Command): void {
     .option('--select <how>', 'action selection: greedy (one sample a step), prm (best of --n by --prm, RAG-Gym Alg. 1) or vote (self-consistency over --n episodes)', choiceArg(['greedy', 'prm', 'vote'] as const), 'greedy')
     .option('--prm <spec>', `process reward model for --select prm: ${PRM_SPEC_HELP}`)
     .option('--n <n>', 'candidates per step (prm) or episodes (vote)', intArg(1, 1000), 10)
+    .option('--prm-candidates <which>', 'candidates --select prm chooses among: well-formed (those that follow the protocol, when any do) or all', choiceArg(PRM_CANDIDATES), 'well-formed')
     .option('--temperature <t>', 'sampling temperature (default 0 for greedy, 1.0 for prm and vote)', numberArg(0, 10))
     .option('--seed <n>', 'run seed (each step is sampled with a seed derived from it)', intArg(0), 0)
     .option('--config <file>', 'JSON file of option values (command-line flags win)')
@@ -35,7 +37,7 @@ export function registerRun(program: Command): void {
     .action(async (opts: RunOpts, c: Command) => {
       requireOptions(c, ['index', 'dataset', 'out']);
       if (opts.select === 'prm' && !opts.prm) throw new InputError('--select prm needs --prm SPEC', `e.g. --prm runs/prm.json (${PRM_SPEC_HELP})`);
-      const { protocol, llm, retriever, env, policy, temperature, vote } = await setupAgent(opts, { select: opts.select, prm: opts.prm, n: opts.n, temperature: opts.temperature });
+      const { protocol, llm, retriever, env, policy, temperature, vote } = await setupAgent(opts, { select: opts.select, prm: opts.prm, n: opts.n, temperature: opts.temperature, prmCandidates: opts.prmCandidates });
       const questions = await loadQuestions(opts.dataset!, opts);
       const note = nonLlmNote(policy);
       if (note && !opts.quiet) console.error(note);
@@ -52,6 +54,8 @@ export function registerRun(program: Command): void {
         select: opts.select,
         prm: opts.select === 'prm' ? resolve(opts.prm!) : null,
         n: opts.select === 'greedy' ? null : opts.n,
+        // Only for prm selection, so that a folder from before this option resumes unchanged.
+        ...(opts.select === 'prm' ? { prmCandidates: opts.prmCandidates } : {}),
         temperature,
         seed: opts.seed,
       };

@@ -13,7 +13,7 @@ import { SimPolicy } from '../agents/sim.js';
 import { RagEnv } from '../env/env.js';
 import { createLLM, type LLMOptions } from '../llm/create.js';
 import type { MeteredLLM } from '../llm/middleware.js';
-import { createPrm, PrmGuidedPolicy, PRM_SPEC_HELP } from '../prm/select.js';
+import { createPrm, PrmGuidedPolicy, PRM_SPEC_HELP, type PrmCandidates } from '../prm/select.js';
 import type { Retriever } from '../retrieval/types.js';
 
 export type SelectMethod = 'greedy' | 'prm' | 'vote';
@@ -29,6 +29,9 @@ export interface SystemSpec {
   select?: SelectMethod;
   /** PRM for select = prm. */
   prm?: string;
+  /** Which sampled candidates the PRM chooses among (select = prm): the well-formed ones when there
+   * are any (default), or all of them, malformed included (RAG-Gym Alg. 1 as written). */
+  prmCandidates?: PrmCandidates;
   /** Candidates per step (prm) or episodes (vote); default 10. */
   n?: number;
   /** Default 0 for greedy, 1.0 for prm and vote. */
@@ -78,7 +81,7 @@ export async function buildSystem(spec: SystemSpec, retriever: Retriever, llmOpt
   const n = spec.n ?? 10;
   if (select === 'prm') {
     if (!spec.prm) throw new InputError('--select prm needs --prm SPEC', PRM_SPEC_HELP);
-    policy = new PrmGuidedPolicy(policy, await createPrm(spec.prm, llmOptions), n, temperature);
+    policy = new PrmGuidedPolicy(policy, await createPrm(spec.prm, llmOptions), n, temperature, (spec.prmCandidates ?? 'well-formed') === 'well-formed');
   }
   const d = protocol.defaults;
   const env = new RagEnv({ retriever, topK: spec.topK ?? d.topK, maxTurns: spec.maxTurns ?? d.maxTurns, maxSearches: spec.maxSearches ?? d.maxSearches });

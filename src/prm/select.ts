@@ -2,6 +2,11 @@
  * PRM-guided action selection (RAG-Gym Alg. 1): at each step sample N candidate actions from the policy
  * (T = 1.0, N = 10), score them with the PRM, execute the argmax. Wrapped as a Policy, so the runner,
  * the evaluation harness and anything else that takes a policy can use it unchanged.
+ *
+ * Candidates that break the protocol (no action could be parsed, or one was only recovered from a
+ * malformed text) are not actions the agent meant to take; by default the PRM chooses among the
+ * well-formed ones and sees malformed ones only when nothing else was sampled (`wellFormedFirst`).
+ * A PRM trained on few pairs scores format badly, and executing a malformed step wastes a turn.
  */
 import { InputError } from '../core/errors.js';
 import type { Policy, ProposeOptions } from '../agents/policy.js';
@@ -20,6 +25,9 @@ export function argmax(scores: readonly number[]): number {
   return best;
 }
 
+export const PRM_CANDIDATES = ['well-formed', 'all'] as const;
+export type PrmCandidates = (typeof PRM_CANDIDATES)[number];
+
 export class PrmGuidedPolicy implements Policy {
   readonly name: string;
   calls = 0;
@@ -29,6 +37,7 @@ export class PrmGuidedPolicy implements Policy {
     readonly prm: PRM,
     readonly n = 10,
     readonly temperature = 1.0,
+    readonly wellFormedFirst = true,
   ) {
     this.name = `${inner.name} + best-of-${n} by ${prm.name}`;
   }
@@ -46,11 +55,13 @@ export class PrmGuidedPolicy implements Policy {
     // Identical candidates are scored once.
     const distinct: Move[] = [];
     for (const m of sampled) if (!distinct.some((d) => d.raw.trim() === m.raw.trim() || sameAction(d.action, m.action))) distinct.push(m);
-    if (distinct.length <= 1) return distinct;
+    const wellFormed = distinct.filter((m) => m.action.type !== 'invalid' && !m.formatError);
+    const pool = this.wellFormedFirst && wellFormed.length > 0 ? wellFormed : distinct;
+    if (pool.length <= 1) return pool;
     this.calls++;
-    const scores = await this.prm.score(state, distinct);
-    const best = distinct[argmax(scores)]!;
-    return [{ ...best, selection: { candidates: distinct.length, score: scores[argmax(scores)]! } }];
+    const scores = await this.prm.score(state, pool);
+    const best = argmax(scores);
+    return [{ ...pool[best]!, selection: { candidates: pool.length, score: scores[best]! } }];
   }
 }
 

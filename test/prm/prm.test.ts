@@ -111,6 +111,20 @@ describe('PRM-guided selection (RAG-Gym Alg. 1)', () => {
     assert.deepEqual(inner.seen[0], { n: 5, temperature: 1.0, seed: 3 });
     assert.equal(argmax([3, 7, 7, 1]), 1);
   });
+  it('chooses among well-formed candidates; malformed ones only when nothing else was sampled', async () => {
+    const bad: Move = { action: { type: 'invalid', reason: 'no tag' }, raw: 'hmm' };
+    const recovered: Move = { ...mv('r'), formatError: 'unclosed tag' };
+    const prm: PRM = { name: 'prefers-malformed', score: async (_s, cs: readonly Candidate[]) => cs.map((c) => (c.action.type === 'invalid' || 'formatError' in c ? 1 : c.raw.length / 100)) };
+    const [best] = await new PrmGuidedPolicy(new FixedPolicy([bad, mv('a'), recovered, mv('bb')]), prm, 4).propose(state);
+    assert.deepEqual(best!.action, { type: 'search', query: 'bb' });
+    assert.equal(best!.selection!.candidates, 2);
+    // Nothing well-formed: the PRM picks among what there is.
+    const [fallback] = await new PrmGuidedPolicy(new FixedPolicy([bad, recovered]), prm, 2).propose(state);
+    assert.equal(fallback!.raw, 'hmm');
+    // Switched off, the PRM sees everything (RAG-Gym Alg. 1 as written).
+    const [any] = await new PrmGuidedPolicy(new FixedPolicy([mv('a'), bad]), prm, 2, 1.0, false).propose(state);
+    assert.equal(any!.raw, 'hmm');
+  });
   it('a judge ranks the candidates: score 1/(1 + rank)', async () => {
     const judge = new JudgePRM(new ScriptedLLM(['{"ranked_indices": [2, 0, 1]}']));
     assert.deepEqual(await judge.score(state, [mv('a'), mv('b'), mv('c')]), [0.5, 1 / 3, 1]);
