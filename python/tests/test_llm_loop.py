@@ -1,7 +1,12 @@
 """`ragtrail llm-loop` at CI size: the real pipeline (TRL training, `transformers serve`, ragtrail's
 agent loop over HTTP, MCTS annotation with the served model, GRPO through serve-env), with a model
 far too small and too briefly trained to be good. The test checks the pipeline's invariants, not
-the quality of the model."""
+the quality of the model.
+
+Pairs need a question on which some sampled steps lead to the answer and some do not. A world of
+single-hop questions, SFT long enough for the model to half-learn its training questions, and MCTS
+over 32 of them give pairs on about a third of the questions (10 pairs from 32 in the run that set
+these sizes), so a run without any pairs (about 0.7^32 ≈ 1e-5) is not a case this test has to allow."""
 
 from __future__ import annotations
 
@@ -23,8 +28,9 @@ def _digest(path: Path) -> str:
 def _run(out: Path) -> subprocess.CompletedProcess:
     args = [
         "node", "--import", "tsx", "src/cli/main.ts", "llm-loop", "--out", str(out), "--venv", sys.prefix,
-        "--entities", "300", "--questions", "60", "--budget", "8", "--test-questions", str(TEST_QUESTIONS), "--hidden", "64", "--layers", "2",
-        "--vocab", "1500", "--warmup-epochs", "1", "--quote-epochs", "1", "--sft-epochs", "4", "--simulations", "2", "--rollouts", "1", "--dpo-epochs", "1",
+        "--entities", "200", "--questions", "60", "--question-types", "single-hop", "--budget", "32", "--test-questions", str(TEST_QUESTIONS),
+        "--hidden", "64", "--layers", "2", "--vocab", "1500", "--warmup-epochs", "1", "--quote-epochs", "1", "--sft-epochs", "30",
+        "--simulations", "4", "--rollouts", "2", "--dpo-epochs", "1",
         "--grpo-steps", "2", "--prm-epochs", "1", "--n", "2",
     ]  # fmt: skip
     return subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=900)
@@ -37,7 +43,7 @@ def test_llm_loop_invariants(tmp_path):
 
     results = json.loads((out / "results.json").read_text())
     cells = {c["system"]: c for c in results["cells"]}
-    assert {"no retrieval (question → answer SFT)", "SFT", "SFT + GRPO (outcome)"} <= set(cells)
+    assert set(cells) == {"no retrieval (question → answer SFT)", "SFT", "SFT + step-DPO (process)", "SFT + GRPO (outcome)", "SFT + PRM best-of-2"}
     for cell in cells.values():
         assert cell["n"] == TEST_QUESTIONS
 
@@ -64,11 +70,15 @@ def test_llm_loop_invariants(tmp_path):
     assert len(episodes) >= 2
     assert json.loads((out / "models" / "grpo" / "summary.json").read_text())["steps"] == 2
 
-    # With pairs, step-DPO trained a new checkpoint from SFT, which was served and evaluated too.
-    pairs = json.loads((annotate / "stats.json").read_text())["pairs"]
-    if pairs > 0:
-        assert "SFT + step-DPO (process)" in cells
-        assert _digest(out / "models" / "dpo" / "model.safetensors") != _digest(out / "models" / "sft" / "model.safetensors")
+    # The trees gave step preference pairs; step-DPO trained a new checkpoint from SFT on them (served
+    # and evaluated above), and the PRM trained on the same pairs.
+    stats = json.loads((annotate / "stats.json").read_text())
+    exported = (annotate / "trl_preference.jsonl").read_text().splitlines()
+    assert stats["pairs"] > 0
+    assert len(exported) == stats["pairs"]
+    assert all({"prompt", "chosen", "rejected"} <= set(json.loads(line)) for line in exported)
+    assert _digest(out / "models" / "dpo" / "model.safetensors") != _digest(out / "models" / "sft" / "model.safetensors")
+    assert (out / "models" / "prm" / "summary.json").exists()
 
     # A second invocation resumes: every stage is found complete and nothing is retrained.
     sft_before = _digest(out / "models" / "sft" / "model.safetensors")
