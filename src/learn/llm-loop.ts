@@ -79,7 +79,8 @@ export interface LlmLoopOptions {
   dpoEpochs: number;
   grpoSteps: number;
   prmEpochs: number;
-  /** Candidates per step for PRM best-of-N. */
+  /** Candidates per step for PRM best-of-N (default 2: every candidate is a full generation plus a PRM
+   * pass on CPU, and best-of-4 alone took 256 s of the 30-minute budget; RAG-Gym uses 10). */
   n: number;
   seed: number;
   venv?: string;
@@ -88,7 +89,7 @@ export interface LlmLoopOptions {
 
 export const LLM_LOOP_DEFAULTS: Omit<LlmLoopOptions, 'out'> = {
   entities: 3000, questions: 2000, mix: { 'single-hop': 1, compositional: 1, comparison: 0, 'bridge-comparison': 0 }, topK: 3, maxTurns: 4, budget: 48, model: { hidden: 128, layers: 4, heads: 4, vocab: 4000 }, warmupEpochs: 6, quoteEpochs: 2, sftEpochs: 3, directEpochs: 4,
-  simulations: 4, rollouts: 2, dpoEpochs: 2, grpoSteps: 24, prmEpochs: 2, n: 4, seed: 1,
+  simulations: 4, rollouts: 2, dpoEpochs: 2, grpoSteps: 24, prmEpochs: 2, n: 2, seed: 1,
 };
 
 const AGENT = 'search-r1';
