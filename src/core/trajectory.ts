@@ -86,3 +86,8 @@ export interface Trajectory {
   source: string;
   meta?: Record<string, unknown>;
 }
+
+/** A step (or a sampled move) that broke the protocol: no action parsed, or one recovered from malformed text. */
+export function isFormatFailure(s: { action: Action; formatError?: string }): boolean {
+  return s.action.type === 'invalid' || s.formatError !== undefined;
+}

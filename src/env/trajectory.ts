@@ -1,6 +1,6 @@
 /** The trajectory record of an episode, built from its final state: what every later stage reads. */
 import { answerScores } from '../core/metrics.js';
-import type { Trajectory } from '../core/trajectory.js';
+import { isFormatFailure, type Trajectory } from '../core/trajectory.js';
 import type { Policy } from '../agents/policy.js';
 import type { State } from './env.js';
 
@@ -24,7 +24,7 @@ export function toTrajectory(state: State, policy: Policy, latencyMs: number, so
     prediction,
     finished: last?.action.type === 'answer' && !last.forced,
     retrievalCount: steps.filter((s) => s.action.type === 'search' && s.docs !== undefined).length,
-    formatFailures: steps.filter((s) => s.action.type === 'invalid' || s.formatError !== undefined).length,
+    formatFailures: steps.filter(isFormatFailure).length,
     usage,
     latencyMs,
     source,

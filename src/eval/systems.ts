@@ -81,7 +81,7 @@ export async function buildSystem(spec: SystemSpec, retriever: Retriever, llmOpt
   const n = spec.n ?? 10;
   if (select === 'prm') {
     if (!spec.prm) throw new InputError('--select prm needs --prm SPEC', PRM_SPEC_HELP);
-    policy = new PrmGuidedPolicy(policy, await createPrm(spec.prm, llmOptions), n, temperature, (spec.prmCandidates ?? 'well-formed') === 'well-formed');
+    policy = new PrmGuidedPolicy(policy, await createPrm(spec.prm, llmOptions), n, temperature, spec.prmCandidates);
   }
   const d = protocol.defaults;
   const env = new RagEnv({ retriever, topK: spec.topK ?? d.topK, maxTurns: spec.maxTurns ?? d.maxTurns, maxSearches: spec.maxSearches ?? d.maxSearches });

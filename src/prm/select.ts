@@ -5,13 +5,14 @@
  *
  * Candidates that break the protocol (no action could be parsed, or one was only recovered from a
  * malformed text) are not actions the agent meant to take; by default the PRM chooses among the
- * well-formed ones and sees malformed ones only when nothing else was sampled (`wellFormedFirst`).
+ * well-formed ones and sees malformed ones only when nothing else was sampled (`candidates`).
  * A PRM trained on few pairs scores format badly, and executing a malformed step wastes a turn.
  */
 import { InputError } from '../core/errors.js';
 import type { Policy, ProposeOptions } from '../agents/policy.js';
 import type { Move, State } from '../env/env.js';
 import { createLLM, type LLMOptions } from '../llm/create.js';
+import { isFormatFailure } from '../core/trajectory.js';
 import { sameAction } from '../process/tree.js';
 import { JudgePRM } from './judge.js';
 import { REMOTE_SHAPES, RemotePRM, type RemoteShape } from './remote.js';
@@ -37,7 +38,7 @@ export class PrmGuidedPolicy implements Policy {
     readonly prm: PRM,
     readonly n = 10,
     readonly temperature = 1.0,
-    readonly wellFormedFirst = true,
+    readonly candidates: PrmCandidates = 'well-formed',
   ) {
     this.name = `${inner.name} + best-of-${n} by ${prm.name}`;
   }
@@ -55,8 +56,8 @@ export class PrmGuidedPolicy implements Policy {
     // Identical candidates are scored once.
     const distinct: Move[] = [];
     for (const m of sampled) if (!distinct.some((d) => d.raw.trim() === m.raw.trim() || sameAction(d.action, m.action))) distinct.push(m);
-    const wellFormed = distinct.filter((m) => m.action.type !== 'invalid' && !m.formatError);
-    const pool = this.wellFormedFirst && wellFormed.length > 0 ? wellFormed : distinct;
+    const wellFormed = distinct.filter((m) => !isFormatFailure(m));
+    const pool = this.candidates === 'well-formed' && wellFormed.length > 0 ? wellFormed : distinct;
     if (pool.length <= 1) return pool;
     this.calls++;
     const scores = await this.prm.score(state, pool);

@@ -122,7 +122,7 @@ describe('PRM-guided selection (RAG-Gym Alg. 1)', () => {
     const [fallback] = await new PrmGuidedPolicy(new FixedPolicy([bad, recovered]), prm, 2).propose(state);
     assert.equal(fallback!.raw, 'hmm');
     // Switched off, the PRM sees everything (RAG-Gym Alg. 1 as written).
-    const [any] = await new PrmGuidedPolicy(new FixedPolicy([mv('a'), bad]), prm, 2, 1.0, false).propose(state);
+    const [any] = await new PrmGuidedPolicy(new FixedPolicy([mv('a'), bad]), prm, 2, 1.0, 'all').propose(state);
     assert.equal(any!.raw, 'hmm');
   });
   it('a judge ranks the candidates: score 1/(1 + rank)', async () => {
