@@ -197,6 +197,7 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
   const grouped = { train_sampling_strategy: 'group_by_length' };
   // DPO and the PRM train for a few steps on few pairs: no LR warm-up (with one step, a warm-up step
   // means a learning rate of 0 and a checkpoint identical to SFT — seen at CI size).
+  const fewSteps = { ...cpu, logging_steps: 1, learning_rate: 5e-4, warmup_steps: 0 };
 
   log(`[3/8] a tiny transformer (${o.model.layers} layers × ${o.model.hidden}, vocabulary ${o.model.vocab}) with TRL: copy and quote warm-ups, then SFT, and the no-retrieval baseline`);
   await stage('copy warm-up', trained('warmup'), () =>
@@ -278,7 +279,7 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
 
   log(`[6/8] step-DPO from the SFT checkpoint on the pairs; GRPO from the SFT checkpoint on the same ${budgetQs.length} questions (outcome reward EM from serve-env)`);
   await stage('step-DPO', trained('dpo') || !withPairs, () =>
-    train_('dpo', { algo: 'dpo', model: p('models', 'sft'), data: join(annDir, 'trl_preference.jsonl'), trainer: { ...cpu, logging_steps: 1, learning_rate: 5e-4, warmup_steps: 0, beta: 0.1, num_train_epochs: o.dpoEpochs, per_device_train_batch_size: 4 } }),
+    train_('dpo', { algo: 'dpo', model: p('models', 'sft'), data: join(annDir, 'trl_preference.jsonl'), trainer: { ...fewSteps, beta: 0.1, num_train_epochs: o.dpoEpochs, per_device_train_batch_size: 4 } }),
   );
   await stage('GRPO', trained('grpo'), async () => {
     const grpoData = p('data', 'grpo.jsonl');
@@ -308,7 +309,7 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
     };
     const prmData = p('data', 'prm_text.jsonl');
     await writeJsonl(prmData, rows.map((r) => ({ chosen: text(r, r.chosen.raw), rejected: text(r, r.rejected.raw) })));
-    await train_('prm', { algo: 'prm', model: p('models', 'sft'), data: prmData, trainer: { ...cpu, logging_steps: 1, learning_rate: 5e-4, warmup_steps: 0, num_train_epochs: o.prmEpochs, per_device_train_batch_size: 8 } });
+    await train_('prm', { algo: 'prm', model: p('models', 'sft'), data: prmData, trainer: { ...fewSteps, num_train_epochs: o.prmEpochs, per_device_train_batch_size: 8 } });
   });
 
   log('[8/8] serving and evaluating the trained variants');

@@ -25,16 +25,21 @@ import { quoteOf } from '../agents/gold.js';
 import { formatDocs } from '../agents/protocol.js';
 import { Rng } from '../core/rng.js';
 import { sentencesOf } from '../core/text.js';
-import type { Message } from '../core/trajectory.js';
+import type { Message, RetrievedDoc } from '../core/trajectory.js';
 import type { Passage } from '../core/types.js';
 
 export interface ChatExample {
   messages: Message[];
 }
 
+/** A passage as a search would show it. */
+function asShown(p: Passage): RetrievedDoc {
+  return { passageId: p.id, title: p.title, text: p.text, score: 0 };
+}
+
 /** A passage shown the way the agent protocols show a retrieved document, then repeated by the assistant. */
 export function copyExample(p: Passage): ChatExample {
-  const shown = formatDocs([{ passageId: p.id, title: p.title, text: p.text, score: 0 }]);
+  const shown = formatDocs([asShown(p)]);
   return { messages: [{ role: 'user', content: shown }, { role: 'assistant', content: shown }] };
 }
 
@@ -54,7 +59,7 @@ export function quoteExamples(passages: readonly Passage[], opts: { docs: number
     const quotes = rng.shuffle(shown.flatMap((d) => sentencesOf(d.text).map((s) => quoteOf(d.title, s))));
     return {
       messages: [
-        { role: 'user', content: formatDocs(shown.map((d) => ({ passageId: d.id, title: d.title, text: d.text, score: 0 }))) },
+        { role: 'user', content: formatDocs(shown.map(asShown)) },
         { role: 'assistant', content: quotes.join('\n') },
       ],
     };
