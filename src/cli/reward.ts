@@ -6,7 +6,8 @@ import { loadDataset } from '../corpus/dataset.js';
 import { readTrajectories } from '../eval/trajectories.js';
 import { createLLM, LLM_SPEC_HELP } from '../llm/create.js';
 import { createEmbedder, EMBEDDER_SPEC_HELP } from '../retrieval/embedders/embedder.js';
-import { applyRewards, writeRewards } from '../rewards/apply.js';
+import { InputError } from '../core/errors.js';
+import { applyRewards, scoreTexts, writeRewards } from '../rewards/apply.js';
 import { Judge } from '../rewards/judge.js';
 import { composeScheme, SCHEMES } from '../rewards/schemes.js';
 import { collect } from './options.js';
@@ -14,6 +15,8 @@ import { fixed, formatTable } from './table.js';
 
 interface RewardOpts {
   scheme: string;
+  texts?: string;
+  agent?: string;
   option: string[];
   out?: string;
   dataset?: string;
@@ -30,8 +33,10 @@ const schemeHelp = Object.values(SCHEMES)
 export function registerReward(program: Command): void {
   program
     .command('reward')
-    .description('score each trajectory of a run with a reward scheme of the papers; writes {id, total, components} per line and prints means')
-    .argument('<run>', 'run folder or its trajectories.jsonl (native or imported)')
+    .description('score each trajectory of a run, or each line of an episode-text file (--texts), with a reward scheme of the papers; writes {id, total, components} per line and prints means')
+    .argument('[run]', 'run folder or its trajectories.jsonl (native or imported); or use --texts')
+    .option('--texts <file>', 'JSON Lines of {id, question, golden_answers, response, prompt?, references?, gold_reference_ids?, step?, answer?}: rollouts from verl, TRL or anywhere (response = the whole episode text)')
+    .option('--agent <name>', "with --texts: the protocol whose parser reads the texts (default: the scheme's own, e.g. search-r1 for lws-*)")
     .requiredOption('--scheme <expr>', 'a scheme, or a weighted sum such as 0.5*f1+lws-stage1')
     .option('--option <k=v>', 'scheme option (repeatable); scheme.k=v for one term of a sum', collect, [])
     .option('--out <file>', 'where to write the rewards (default: RUN/rewards.<scheme>.jsonl)')
@@ -41,9 +46,21 @@ export function registerReward(program: Command): void {
     .option('--api-key <key>', 'API key for the judge or embedder (default: $OPENAI_API_KEY)')
     .option('--cache-dir <dir>', 'response cache for the judge', '.ragtrail-cache')
     .addHelpText('after', `\nSchemes and their components:\n${schemeHelp}`)
-    .action(async (run: string, opts: RewardOpts) => {
+    .action(async (run: string | undefined, opts: RewardOpts) => {
       const scheme = composeScheme(opts.scheme, opts.option);
-      const trajectories = await readTrajectories(run);
+      if ((run === undefined) === (opts.texts === undefined)) throw new InputError(run === undefined ? 'nothing to score' : 'give a run folder or --texts, not both', 'ragtrail reward RUN --scheme S, or ragtrail reward --texts FILE.jsonl --scheme S --out OUT.jsonl');
+      if (opts.texts !== undefined) {
+        if (!opts.out) throw new InputError('--texts needs --out', 'e.g. --out rewards.jsonl');
+        const judgeLlm = opts.judgeLlm ? await createLLM(opts.judgeLlm, { apiKey: opts.apiKey, cacheDir: opts.cacheDir }) : undefined;
+        const embedder = await createEmbedder(opts.embedder, { apiKey: opts.apiKey });
+        const { count, sums } = await scoreTexts(opts.texts, opts.out, scheme, { embedder, judge: judgeLlm ? new Judge(judgeLlm) : undefined, agent: opts.agent });
+        console.log(`${opts.scheme} over ${count} texts of ${opts.texts} → ${opts.out}`);
+        const n = count || 1;
+        console.log(formatTable(['', 'total', ...scheme.components], [['mean', fixed(sums['total']! / n), ...scheme.components.map((c) => fixed((sums[c] ?? 0) / n))]]));
+        return;
+      }
+      if (opts.agent) throw new InputError('--agent applies to --texts only', 'a run folder records its own protocol');
+      const trajectories = await readTrajectories(run!);
       let questions: Map<string, Question> | undefined;
       if (opts.dataset) {
         questions = new Map();
@@ -52,7 +69,7 @@ export function registerReward(program: Command): void {
       const judgeLlm = opts.judgeLlm ? await createLLM(opts.judgeLlm, { apiKey: opts.apiKey, cacheDir: opts.cacheDir }) : undefined;
       const embedder = await createEmbedder(opts.embedder, { apiKey: opts.apiKey });
       const records = await applyRewards(trajectories, scheme, { embedder, judge: judgeLlm ? new Judge(judgeLlm) : undefined, questions });
-      const dir = existsSync(run) && statSync(run).isDirectory() ? run : join(run, '..');
+      const dir = existsSync(run!) && statSync(run!).isDirectory() ? run! : join(run!, '..');
       const out = opts.out ?? join(dir, `rewards.${opts.scheme.replace(/[^a-z0-9.-]+/gi, '_')}.jsonl`);
       writeRewards(out, records);
       const n = records.length || 1;

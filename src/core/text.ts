@@ -13,7 +13,15 @@ const PUNCTUATION = /[!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]/g;
 // Python's `\b(a|an|the)\b` with str patterns: word characters are unicode letters, digits and "_".
 const ARTICLES = /(?<![\p{L}\p{N}_])(?:a|an|the)(?![\p{L}\p{N}_])/gu;
 // Python's str.split() whitespace (str.isspace), which differs from JS \s (e.g. \x1c-\x1f yes, \ufeff no).
-const PY_WHITESPACE = /[\t\n\v\f\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/;
+// Python's re `\s` on str patterns is the same set.
+export const PY_SPACE_CLASS = '[\\t\\n\\v\\f\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]';
+const PY_WHITESPACE = new RegExp(`${PY_SPACE_CLASS}+`);
+const PY_STRIP = new RegExp(`^${PY_SPACE_CLASS}+|${PY_SPACE_CLASS}+$`, 'g');
+
+/** Python's `str.strip()`. */
+export function pyStrip(s: string): string {
+  return s.replace(PY_STRIP, '');
+}
 
 /** Whitespace tokens as Python's `str.split()` returns them. */
 export function pySplit(s: string): string[] {

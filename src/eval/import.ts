@@ -2,19 +2,18 @@
  * Imports runs made elsewhere as ragtrail trajectories, so they can be scored, rewarded and mined
  * like native ones. `search-r1`: FlashRAG / Search-R1 result files (`intermediate_data.json`: a
  * JSON array of {id, question, golden_answers, output: {final_response, pred, prompt_tokens,
- * completion_tokens, …}}): each model turn is parsed with the search-r1 protocol, each <information>
- * block becomes the search's documents, and the prediction is the file's own `pred`.
+ * completion_tokens, …}}): a search counts where the environment answered it (an <information> block
+ * right after the turn's </search>), its documents are that block's, other turns are parsed with the
+ * search-r1 protocol, and the prediction is the file's own `pred`.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppendLog } from '../core/append-log.js';
 import { InputError, RecordError } from '../core/errors.js';
 import { DirLock } from '../core/lock.js';
-import { stableId } from '../core/hash.js';
 import { readJsonRecords } from '../core/io.js';
-import type { Step, Trajectory } from '../core/trajectory.js';
-import { parseInformation, searchR1, splitTranscript } from '../agents/search-r1.js';
-import type { State } from '../env/env.js';
+import type { Trajectory } from '../core/trajectory.js';
+import { searchR1Steps } from '../agents/transcript.js';
 import { readTrajectories, scoreTrajectory, summarize } from './trajectories.js';
 
 export const IMPORT_FORMATS = ['search-r1'] as const;
@@ -35,17 +34,7 @@ export function fromSearchR1(rec: FlashragRecord, loc: { file: string; line: num
   const out = rec.output;
   if (!out || typeof out.final_response !== 'string') throw new RecordError(loc, 'output.final_response', 'is missing');
   const question = { id: String(rec.id), question: rec.question, answers: rec.golden_answers.map(String) };
-  const steps: Step[] = [];
-  const state = (): State => ({ question, steps, done: false, mustAnswer: false, turnsLeft: Infinity, searchesLeft: Infinity });
-  for (const { turn, information } of splitTranscript(out.final_response)) {
-    if (turn.trim() === '' && information === undefined) continue;
-    const action = searchR1.parse(turn, state());
-    const step: Step = { action, raw: turn };
-    if (information !== undefined) {
-      step.docs = parseInformation(information).map((d) => ({ passageId: stableId('doc-', d.title, d.text), title: d.title, text: d.text, score: 0 }));
-    }
-    steps.push(step);
-  }
+  const steps = searchR1Steps(out.final_response, question);
   const pred = typeof out.pred === 'string' ? out.pred : '';
   const promptTokens = Number(out.prompt_tokens ?? 0) || 0;
   const completionTokens = Number(out.completion_tokens ?? 0) || 0;

@@ -1,6 +1,10 @@
-/** Scoring every trajectory of a run with a reward scheme. */
+/** Scoring every trajectory of a run, or every line of an episode-text file, with a reward scheme. */
 import { writeFileSync } from 'node:fs';
+import { InputError } from '../core/errors.js';
+import { readJsonl, writeJsonl } from '../core/io.js';
 import type { Question } from '../core/types.js';
+import { AGENT_NAMES, type AgentName } from '../agents/protocol.js';
+import { episodeFromJson, episodeTrajectory, isAgentName } from './episode.js';
 import type { Trajectory } from '../core/trajectory.js';
 import type { Embedder } from '../retrieval/embedders/embedder.js';
 import type { Judge } from './judge.js';
@@ -44,4 +48,37 @@ export async function applyRewards(trajectories: readonly Trajectory[], scheme: 
 
 export function writeRewards(path: string, records: readonly RewardRecord[]): void {
   writeFileSync(path, records.map((r) => JSON.stringify(r)).join('\n') + (records.length ? '\n' : ''));
+}
+
+/** The protocol that reads episode texts for a scheme: `agent` if given, else the first term's own. */
+export function textProtocol(scheme: ComposedScheme, agent?: string): AgentName {
+  if (agent !== undefined) {
+    if (!isAgentName(agent)) throw new InputError(`--agent "${agent}" is not a protocol`, `use one of ${AGENT_NAMES.join(', ')}`);
+    return agent;
+  }
+  const own = scheme.terms.find((t) => t.scheme.protocol)?.scheme.protocol;
+  if (!own) throw new InputError(`"${scheme.expression}" does not say how to read an answer from a text`, 'pass --agent NAME (the protocol the texts follow, e.g. --agent search-r1)');
+  return own;
+}
+
+/**
+ * Scores every line of an episode-text file (`reward --texts`), streaming: lines are read, checked,
+ * scored and written in order, so files of any length run in bounded memory.
+ */
+export async function scoreTexts(file: string, out: string, scheme: ComposedScheme, opts: ApplyOptions & { agent?: string } = {}): Promise<{ count: number; sums: Record<string, number> }> {
+  const agent = textProtocol(scheme, opts.agent);
+  const sums: Record<string, number> = { total: 0 };
+  async function* records(): AsyncGenerator<RewardRecord> {
+    for await (const { value, loc } of readJsonl(file)) {
+      const episode = episodeFromJson(value, loc);
+      const trajectory = episodeTrajectory(episode, agent);
+      const ctx: RewardContext = { trajectory, episode, embedder: opts.embedder, judge: opts.judge };
+      const r = await scheme.compute(ctx);
+      sums['total']! += r.total;
+      for (const [k, v] of Object.entries(r.components)) sums[k] = (sums[k] ?? 0) + v;
+      yield { id: episode.id, total: r.total, components: r.components };
+    }
+  }
+  const count = await writeJsonl(out, records());
+  return { count, sums };
 }

@@ -6,6 +6,8 @@
  */
 import type { Trajectory } from '../core/trajectory.js';
 import { exactMatch } from '../core/metrics.js';
+import { pyEquals, PyError, pyFromJs, pyJsonLoads, pySet, pySorted } from '../core/pyjson.js';
+import { PY_SPACE_CLASS, pySplit } from '../core/text.js';
 import { arenaFormat } from './format.js';
 
 export interface ArenaRewards {
@@ -45,4 +47,53 @@ export function arenaRewards(t: Pick<Trajectory, 'steps' | 'prediction' | 'answe
   const relevance = relevanceReward(citations, gold);
   const bonus = format === 1 && accuracy === 1 && relevance === 1 ? (opts.bonus ?? 10) : 0;
   return { format, accuracy, relevance, bonus };
+}
+
+// ------------------------------------------------------------------------------ authors' code
+// ARENA's src/evaluate.py (ren258/ARENA @53f9569) as its GRPO rewards call it, reproduced exactly
+// for `--option compat=authors`. The README lists where it differs from the paper's intent above.
+
+const SP = PY_SPACE_CLASS;
+// format_score: re.match with MULTILINE, so `$` also matches right before any "\n" (trailing lines pass);
+// `[^<]*` forbids any "<" inside a section, and nothing may precede <relevance>.
+const AUTHORS_FORMAT = new RegExp(`^<relevance>[^<]*</relevance>${SP}*<analysis>[^<]*</analysis>${SP}*<answer>[^<]*</answer>(?:$|(?=\\n))`);
+const AUTHORS_ANSWER = new RegExp(`<answer>${SP}*([\\s\\S]*?)${SP}*</answer>`);
+const AUTHORS_RELEVANCE = new RegExp(`<relevance>${SP}*([\\s\\S]*?)${SP}*</relevance>`);
+// string.punctuation plus ‘ ’ ´ `, each mapped to a space (not removed, as SQuAD's normaliser does).
+const AUTHORS_PUNCT = /[!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~\u2018\u2019\u00b4]/g;
+const ARTICLE = /(?<![\p{L}\p{N}_])(?:a|an|the)(?![\p{L}\p{N}_])/gu;
+
+/** ARENA's `normalize_answer`: "_" → space, lower, punctuation → space, articles → space, collapse, strip. */
+export function arenaNormalize(s: string): string {
+  return pySplit(s.replaceAll('_', ' ').toLowerCase().replace(AUTHORS_PUNCT, ' ').replace(ARTICLE, ' ')).join(' ');
+}
+
+/** `relevance_score`: json.loads of the first <relevance> block, `sorted(set(ids)) == gold` → 1, overlap → 0.5, else or on any exception 0. */
+export function arenaAuthorsRelevance(response: string, gold: readonly unknown[]): number {
+  const raw = AUTHORS_RELEVANCE.exec(response)?.[1] ?? '';
+  const goldList = gold.map(pyFromJs);
+  try {
+    const predicted = pySorted(pySet(pyJsonLoads(raw)));
+    if (pyEquals({ kind: 'list', items: predicted }, { kind: 'list', items: goldList })) return 1;
+    // `set(pred) & set(gold)`: needs gold hashable too.
+    const goldSet = pySet({ kind: 'list', items: goldList });
+    return predicted.some((p) => goldSet.some((g) => pyEquals(p, g))) ? 0.5 : 0;
+  } catch (e) {
+    if (e instanceof PyError) return 0;
+    throw e;
+  }
+}
+
+/** ARENA's four rewards as its code computes them on the model's whole output. */
+export function arenaAuthorsRewards(response: string, golds: readonly string[], goldReferenceIds: readonly unknown[], bonus = 10): ArenaRewards {
+  const format = AUTHORS_FORMAT.test(response) ? 1 : 0;
+  const answer = AUTHORS_ANSWER.exec(response)?.[1] ?? '';
+  const accuracy = golds.some((g) => arenaNormalize(g) === arenaNormalize(answer)) ? 1 : 0;
+  const relevance = arenaAuthorsRelevance(response, goldReferenceIds);
+  return { format, accuracy, relevance, bonus: format === 1 && accuracy === 1 && relevance === 1 ? bonus : 0 };
+}
+
+/** What the authors' helpers extract: `extract_answer` and `extract_support_ids`. */
+export function arenaAuthorsExtract(response: string): { answer: string; relevance: string } {
+  return { answer: AUTHORS_ANSWER.exec(response)?.[1] ?? '', relevance: AUTHORS_RELEVANCE.exec(response)?.[1] ?? '' };
 }

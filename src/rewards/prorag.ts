@@ -8,6 +8,7 @@
  */
 import type { Trajectory } from '../core/trajectory.js';
 import { f1Score } from '../core/metrics.js';
+import { pySplit, pyStrip } from '../core/text.js';
 import { proragStepFormat, proragWorkflow } from './format.js';
 
 export type ProragForm = 'code' | 'spec';
@@ -37,4 +38,77 @@ export function proragStepRewards(t: Pick<Trajectory, 'steps'>, prm?: readonly n
     if (form === 'spec') return (p ?? 0) + (ok ? lambdaF : 0);
     return (p === undefined ? 0 : sigmoid(p)) + (ok ? 1 : -2);
   });
+}
+
+// ------------------------------------------------------------------------------ authors' code
+// ProRAG's prorag/rl/reward.py (lilinwz/ProRAG @c7a6411) reproduced exactly for `--option
+// compat=authors`; it reads the whole completion text, retrieved documents included.
+
+const TAG_MAP: Record<string, [string, string]> = {
+  '<step>': ['</step>', 'S'],
+  '<subquery>': ['</subquery>', 'Q'],
+  '<retrieval>': ['</retrieval>', 'R'],
+  '<subanswer>': ['</subanswer>', 'A'],
+  '<answer>': ['</answer>', 'F'],
+};
+
+// The code prepends "<step>\n" (the prompt ends in an opened step) and reads every ASCII-letter tag.
+function authorsTags(completion: string): string[] {
+  return [...`<step>\n${completion}`.matchAll(/<\/?[a-zA-Z]+>/g)].map((m) => m[0]);
+}
+
+/** `format_reward`: strict open/close pairs mapped to S Q R A F; (S Q R S A)* S F → +1, else −1. */
+export function proragAuthorsFormat(completion: string): number {
+  const tags = authorsTags(completion);
+  const symbols: string[] = [];
+  for (let i = 0; i < tags.length; i += 2) {
+    const pair = TAG_MAP[tags[i]!];
+    if (!pair || tags[i + 1] !== pair[0]) return -1;
+    symbols.push(pair[1]);
+  }
+  return /^(SQRSA)*SF$/.test(symbols.join('')) ? 1 : -1;
+}
+
+/** `calculate_f1_score`: token F1 on `lower().split()` tokens, no other normalisation, one gold string. */
+export function proragAuthorsF1(prediction: string, truth: string): number {
+  const p = pySplit(prediction.toLowerCase());
+  const g = pySplit(truth.toLowerCase());
+  if (p.length === 0 || g.length === 0) return 0;
+  const counts = new Map<string, number>();
+  for (const t of g) counts.set(t, (counts.get(t) ?? 0) + 1);
+  let same = 0;
+  for (const t of p) {
+    const c = counts.get(t) ?? 0;
+    if (c > 0) {
+      same++;
+      counts.set(t, c - 1);
+    }
+  }
+  if (same === 0) return 0;
+  const prec = same / p.length;
+  const rec = same / g.length;
+  return (2 * prec * rec) / (prec + rec);
+}
+
+/** `outcome_reward`: first <answer>…</answer> anywhere (any case), F1 → 0 below 0.2 else 2·F1; plus `format_reward`. */
+export function proragAuthorsOutcome(completion: string, truth: string): { answer: number; workflow: number; total: number; extracted?: string; f1: number } {
+  const m = /<answer>([\s\S]*?)<\/answer>/iu.exec(completion);
+  let answer = 0;
+  let f1 = 0;
+  if (m) {
+    f1 = proragAuthorsF1(pyStrip(m[1]!), truth);
+    answer = f1 < 0.2 ? 0 : f1 * 2;
+  }
+  const workflow = proragAuthorsFormat(completion);
+  return { answer, workflow, total: answer + workflow, extracted: m ? pyStrip(m[1]!) : undefined, f1 };
+}
+
+/**
+ * `format_reward_step` as committed: it prepends "<step>\n" and then compares the tag list with
+ * lists that do not start with "<step>", so it returns −2 for every input (the paper means +1 / −2).
+ */
+export function proragAuthorsStepFormat(turnText: string): number {
+  const tags = authorsTags(turnText).join(' ');
+  const valid = ['</step> <subquery> </subquery> <retrieval> </retrieval>', '</step> <subanswer> </subanswer>', '</step> <answer> </answer>'];
+  return valid.includes(tags) ? 1 : -2;
 }

@@ -4,15 +4,47 @@
  * `term.k=v` reaches one.
  */
 import { InputError } from '../core/errors.js';
+import { exactMatch } from '../core/metrics.js';
 import { createEmbedder } from '../retrieval/embedders/embedder.js';
-import { arenaRewards, goldReferenceNumbers, referenceIds } from './arena.js';
+import { arenaAuthorsRewards, arenaRewards, goldReferenceNumbers, referenceIds } from './arena.js';
+import { type EpisodeText, trajectoryEpisode } from './episode.js';
+import { reasonragAuthorsTerminal, reasonragProcessText } from './reasonrag.js';
+import { informationBlocks, retrievalHasAnswer, searchR1AuthorsEm, searchR1AuthorsFormat, searchR1EmScore, searchR1FormatScore, searchR1Valid } from './search-r1.js';
 import { lwsAnswerReward, lwsFormat, lwsSearchReward } from './lws.js';
 import { type CorrectnessRule, discountedReturn, isCorrect, metricOf } from './outcome.js';
-import { proragOutcome, type ProragForm } from './prorag.js';
+import { proragAuthorsOutcome, proragOutcome, type ProragForm } from './prorag.js';
 import type { OptionValue, RewardContext, RewardResult, RewardScheme } from './types.js';
 
 const num = (o: Record<string, OptionValue>, k: string) => Number(o[k]);
 const bool = (o: Record<string, OptionValue>, k: string) => o[k] === true || o[k] === 'true' || o[k] === 1;
+
+/**
+ * `compat=paper` (default) follows the paper's stated intent on ragtrail's parse of the episode;
+ * `compat=authors` reproduces the authors' public reward function exactly, quirks included.
+ */
+function authorsMode(scheme: string, o: Record<string, OptionValue>): boolean {
+  const v = String(o['compat']);
+  if (v !== 'paper' && v !== 'authors') throw new InputError(`${scheme}: compat must be paper or authors, got "${v}"`, 'e.g. --option compat=authors');
+  return v === 'authors';
+}
+
+/** ARENA's gold reference numbers: given with an episode text, else the supporting passages among the references shown. */
+function arenaGold(ctx: RewardContext): number[] {
+  const given = ctx.episode?.gold_reference_ids;
+  if (given) return given.map(Number);
+  return goldReferenceNumbers(referenceIds(ctx.trajectory, ctx.contextIds), ctx.supporting ?? []);
+}
+
+/** The episode's text: as given (`--texts`), else rebuilt from the trajectory. */
+function episodeOf(ctx: RewardContext): EpisodeText {
+  return ctx.episode ?? trajectoryEpisode(ctx.trajectory, { goldReferenceIds: arenaGold(ctx) });
+}
+
+/** The episode's final answer, or undefined when it ended without one. */
+function finalAnswer(ctx: RewardContext): string | undefined {
+  const t = ctx.trajectory;
+  return t.steps.some((s) => s.action.type === 'answer') ? t.prediction : undefined;
+}
 
 function metricScheme(metric: 'em' | 'f1' | 'acc'): RewardScheme {
   return {
@@ -33,6 +65,7 @@ function lwsScheme(stage: 1 | 2): RewardScheme {
     description: `LWS stage ${stage}: format (±1) + search (conciseness / −avg query similarity) + answer (${stage === 1 ? 'wrong: −1 + β·RC' : 'correct: 1 − β·RC'})`,
     components: ['format', 'search', 'answer'],
     defaults: { beta: 0.3, correct: 'em', threshold: 0.5, strict: false, embedder: 'hash:512', similarity: 'mean', maxWords: 8, maxFunctionWords: 2 },
+    protocol: 'search-r1',
     async compute(ctx, o) {
       const t = ctx.trajectory;
       const embedder = ctx.embedder ?? (await createEmbedder(String(o['embedder'])));
@@ -89,37 +122,91 @@ export const SCHEMES: Record<string, RewardScheme> = {
   'lws-stage2': lwsScheme(2),
   arena: {
     name: 'arena',
-    description: 'ARENA: format (1/0) + accuracy (normalised EM) + relevance (cited refs vs gold: 1 / 0.5 / 0) + bonus (10 when all three are 1)',
+    description: 'ARENA: format (1/0) + accuracy (normalised EM) + relevance (cited refs vs gold: 1 / 0.5 / 0) + bonus (10 when all three are 1); compat=authors: ARENA src/rewards.py exactly',
     components: ['format', 'accuracy', 'relevance', 'bonus'],
-    defaults: { bonus: 10, underscore: true },
+    defaults: { bonus: 10, underscore: true, compat: 'paper' },
+    protocol: 'arena',
     compute(ctx, o) {
-      const t = ctx.trajectory;
-      const gold = goldReferenceNumbers(referenceIds(t, ctx.contextIds), ctx.supporting ?? []);
-      const r = arenaRewards(t, gold, { bonus: num(o, 'bonus'), underscoreToSpace: bool(o, 'underscore') });
+      const r = authorsMode('arena', o)
+        ? (() => {
+            const ep = episodeOf(ctx);
+            return arenaAuthorsRewards(ep.response, ep.golden_answers, ep.gold_reference_ids ?? [], num(o, 'bonus'));
+          })()
+        : arenaRewards(ctx.trajectory, arenaGold(ctx), { bonus: num(o, 'bonus'), underscoreToSpace: bool(o, 'underscore') });
       return { total: r.format + r.accuracy + r.relevance + r.bonus, components: { ...r } };
     },
   },
   'prorag-outcome': {
     name: 'prorag-outcome',
-    description: 'ProRAG outcome: code form (0 if F1 < 0.2 else 2·F1) + (±1 workflow); spec form F1 + λ_o·1[workflow]',
+    description: 'ProRAG outcome: code form (0 if F1 < 0.2 else 2·F1) + (±1 workflow); spec form F1 + λ_o·1[workflow]; compat=authors: prorag/rl/reward.py outcome_reward exactly',
     components: ['answer', 'workflow'],
-    defaults: { form: 'code', lambdaO: 1 },
-    compute({ trajectory }, o) {
+    defaults: { form: 'code', lambdaO: 1, compat: 'paper' },
+    protocol: 'prorag',
+    compute(ctx, o) {
+      if (authorsMode('prorag-outcome', o)) {
+        const ep = episodeOf(ctx);
+        const r = proragAuthorsOutcome(ep.response, ep.answer ?? ep.golden_answers[0] ?? '');
+        return { total: r.total, components: { answer: r.answer, workflow: r.workflow } };
+      }
       const form = String(o['form']);
       if (form !== 'code' && form !== 'spec') throw new InputError(`prorag-outcome: form must be code or spec, got "${form}"`);
-      const r = proragOutcome(trajectory, form as ProragForm, num(o, 'lambdaO'));
+      const r = proragOutcome(ctx.trajectory, form as ProragForm, num(o, 'lambdaO'));
       return { total: r.total, components: { answer: r.answer, workflow: r.workflow } };
     },
   },
   'reasonrag-terminal': {
     name: 'reasonrag-terminal',
-    description: "ReasonRAG code's terminal value: F1 · β^steps (β 0.95)",
+    description: "ReasonRAG's terminal value F1 · β^step (β 0.95; step from the text line, else the number of steps); compat=authors: ReasonRAGPipeline.get_reward exactly (process=true first applies the handlers' process_text)",
     components: ['f1', 'decay'],
-    defaults: { beta: 0.95 },
-    compute({ trajectory: t }, o) {
-      const f1 = metricOf(t, 'f1');
-      const decay = num(o, 'beta') ** t.steps.length;
+    defaults: { beta: 0.95, compat: 'paper', process: false },
+    protocol: 'reasonrag',
+    compute(ctx, o) {
+      const beta = num(o, 'beta');
+      const step = ctx.episode?.step ?? ctx.trajectory.steps.length;
+      if (authorsMode('reasonrag-terminal', o)) {
+        const ep = episodeOf(ctx);
+        const r = reasonragAuthorsTerminal(bool(o, 'process') ? reasonragProcessText(ep.response) : ep.response, ep.golden_answers, step, beta);
+        return { total: r.reward, components: { f1: r.f1, decay: beta ** step } };
+      }
+      const f1 = metricOf(ctx.trajectory, 'f1');
+      const decay = beta ** step;
       return { total: f1 * decay, components: { f1, decay } };
+    },
+  },
+  'search-r1-em': {
+    name: 'search-r1-em',
+    description: "Search-R1's outcome reward: 1 for an exact-match answer, format_score for a wrong one, 0 for none; compat=authors: qa_em.py compute_score_em on prompt + response exactly",
+    components: ['em', 'answered'],
+    defaults: { format_score: 0, compat: 'paper' },
+    protocol: 'search-r1',
+    compute(ctx, o) {
+      const ep = authorsMode('search-r1-em', o) ? episodeOf(ctx) : undefined;
+      const answer = ep ? searchR1AuthorsEm((ep.prompt ?? '') + ep.response, ep.golden_answers).answer : finalAnswer(ctx);
+      const golds = ep?.golden_answers ?? ctx.trajectory.answers;
+      const total = searchR1EmScore(answer, golds, num(o, 'format_score'));
+      return { total, components: { em: answer !== undefined ? exactMatch(answer, golds) : 0, answered: answer === undefined ? 0 : 1 } };
+    },
+  },
+  'search-r1-format': {
+    name: 'search-r1-format',
+    description: "Search-R1 v0.3's format-aware reward: EM with structure / final-format / retrieval terms; compat=authors: qa_em_format.py compute_score_em exactly (format_score is accepted and, as there, unused)",
+    components: ['em', 'valid', 'retrieval'],
+    defaults: { structure_format_score: 0.2, final_format_score: 0.1, retrieval_score: 0, format_score: 0, compat: 'paper' },
+    protocol: 'search-r1',
+    compute(ctx, o) {
+      const w = { structure: num(o, 'structure_format_score'), finalFormat: num(o, 'final_format_score'), retrieval: num(o, 'retrieval_score') };
+      if (authorsMode('search-r1-format', o)) {
+        const ep = episodeOf(ctx);
+        const r = searchR1AuthorsFormat((ep.prompt ?? '') + ep.response, ep.golden_answers, w);
+        return { total: r.score, components: { em: r.answer !== undefined ? exactMatch(r.answer, ep.golden_answers) : 0, valid: r.valid ? 1 : 0, retrieval: r.retrievalCorrect ? 1 : 0 } };
+      }
+      const response = ctx.episode?.response ?? trajectoryEpisode(ctx.trajectory).response;
+      const answer = finalAnswer(ctx);
+      const { valid } = searchR1Valid(response);
+      const retrieval = valid && retrievalHasAnswer(informationBlocks(response), ctx.trajectory.answers);
+      const total = searchR1FormatScore(answer, ctx.trajectory.answers, valid, retrieval, w);
+      const em = answer !== undefined && metricOf(ctx.trajectory, 'em') === 1 ? 1 : 0;
+      return { total, components: { em, valid: valid ? 1 : 0, retrieval: retrieval ? 1 : 0 } };
     },
   },
 };

@@ -5,6 +5,8 @@
  */
 import type { Trajectory } from '../core/trajectory.js';
 import type { Embedder } from '../retrieval/embedders/embedder.js';
+import type { AgentName } from '../agents/protocol.js';
+import type { EpisodeText } from './episode.js';
 import type { Judge } from './judge.js';
 
 export interface RewardContext {
@@ -15,6 +17,8 @@ export interface RewardContext {
   contextIds?: readonly string[];
   embedder?: Embedder;
   judge?: Judge;
+  /** The episode's text, when the trajectory was read from one (`reward --texts`); compat modes read it. */
+  episode?: EpisodeText;
 }
 
 export interface RewardResult {
@@ -31,5 +35,7 @@ export interface RewardScheme {
   components: readonly string[];
   /** Options with defaults (`--option k=v` overrides). */
   defaults: Record<string, OptionValue>;
+  /** The protocol whose parser reads an episode text for this scheme (default mode). */
+  protocol?: AgentName;
   compute(ctx: RewardContext, options: Record<string, OptionValue>): Promise<RewardResult> | RewardResult;
 }
