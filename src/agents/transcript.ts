@@ -8,6 +8,7 @@ import type { Action, Step } from '../core/trajectory.js';
 import type { State } from '../env/env.js';
 import type { Question } from '../core/types.js';
 import { stableId } from '../core/hash.js';
+import { tagContent } from './protocol.js';
 import { parseInformation, searchR1 } from './search-r1.js';
 import { prorag } from './prorag.js';
 
@@ -126,7 +127,14 @@ export function searchR1Steps(response: string, question: Question): Step[] {
     if (turn.information !== undefined) {
       action = { type: 'search', query: turn.query ?? '' };
       step.docs = parseInformation(turn.information).map((d) => ({ passageId: stableId('doc-', d.title, d.text), title: d.title, text: d.text, score: 0 }));
-    } else action = searchR1.parse(turn.text, emptyState(question, steps));
+    } else {
+      action = searchR1.parse(turn.text, emptyState(question, steps));
+      // A <search> the environment never answered (a cut-off transcript) was not executed.
+      if (action.type === 'search') {
+        const answer = tagContent(turn.text, 'answer');
+        action = answer ? { type: 'answer', answer } : { type: 'invalid', reason: 'a <search> the environment did not answer' };
+      }
+    }
     step.action = action;
     steps.push(step);
   }

@@ -49,3 +49,43 @@ describe('Search-R1 outputs from ../shared/data', () => {
     assert.equal(ts[0]!.steps[0]!.docs?.[0]?.title, 'Citibank');
   });
 });
+
+describe('Search-R1 import: a search counts where the environment answered it', () => {
+  const info = (title: string) => `\n\n<information>Doc 1(Title: "${title}") ${title} is a city.\nDoc 2(Title: "Other") text\n</information>\n\n`;
+  const rec = (final_response: string) => ({ id: 'x', question: 'Q?', golden_answers: ['Paris'], output: { final_response, pred: 'Paris' } });
+
+  it('reads the search after a turn that starts with its own <information> tag (unclosed)', () => {
+    const text = `<information> I recall something <think> need facts </think> <search> capital of France </search>${info('Paris')}<think> done </think> <answer> Paris </answer>`;
+    const t = fromSearchR1(rec(text), { file: 'x', line: 1 });
+    assert.equal(t.retrievalCount, 1);
+    const search = t.steps.find((s) => s.action.type === 'search')!;
+    assert.deepEqual(search.action, { type: 'search', query: 'capital of France' });
+    assert.deepEqual(search.docs?.map((d) => d.title), ['Paris', 'Other']);
+    assert.equal(t.steps.at(-1)!.action.type, 'answer');
+  });
+
+  it('keeps a closed model-written <information> block as model text, not a search', () => {
+    const text = `<information>made up</information> <search> capital of France </search>${info('Paris')}<search> river of Paris </search>${info('Seine')}<answer> Paris </answer>`;
+    const t = fromSearchR1(rec(text), { file: 'x', line: 1 });
+    assert.equal(t.retrievalCount, 2);
+    assert.deepEqual(t.steps.flatMap((s) => (s.action.type === 'search' ? [s.action.query] : [])), ['capital of France', 'river of Paris']);
+  });
+
+  it('splits at the environment\'s invalid-action notice, but not at a copy of it in a turn that acted', () => {
+    const notice = '\nMy previous action is invalid. If I want to search, I should put the query between <search> and </search>. If I want to give the final answer, I should put the answer between <answer> and </answer>. Let me try again.\n';
+    // A turn with no action, the environment's notice, then a search.
+    const env = fromSearchR1(rec(`<think> hmm </think>${notice}<search> capital of France </search>${info('Paris')}<answer> Paris </answer>`), { file: 'x', line: 1 });
+    assert.deepEqual(env.steps.map((s) => s.action.type), ['invalid', 'search', 'answer']);
+    assert.equal(env.retrievalCount, 1);
+    // The model copies the notice after writing a search: one turn, the search the environment answered.
+    const copied = fromSearchR1(rec(`<search> France </search>${notice}<search> capital of France </search>${info('Paris')}<answer> Paris </answer>`), { file: 'x', line: 1 });
+    assert.deepEqual(copied.steps.map((s) => s.action.type), ['search', 'answer']);
+    assert.deepEqual(copied.steps[0]!.action, { type: 'search', query: 'capital of France' });
+    assert.equal(copied.retrievalCount, 1);
+  });
+
+  it('does not count a <search> the environment never answered', () => {
+    const t = fromSearchR1(rec('<search> capital of France </search> and then <answer> Paris </answer>'), { file: 'x', line: 1 });
+    assert.equal(t.retrievalCount, 0);
+  });
+});
