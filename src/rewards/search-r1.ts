@@ -61,6 +61,9 @@ const MOVES: Record<string, Record<string, string>> = {
   '<reflect>': { after_think: 'in_reflect' },
   '</reflect>': { in_reflect: 'after_reflect' },
 };
+const SPLIT = /(<\/?(?:think|search|information|answer)>)/;
+const SPLIT_REFLECT = /(<\/?(?:think|search|information|answer|reflect)>)/;
+const MARKER = new RegExp(`<\\|im_start\\|>assistant${PY_SPACE_CLASS}*`);
 const INSIDE = ['in_think', 'in_search', 'in_information', 'in_answer', 'in_reflect'];
 const BETWEEN = ['start', 'after_think', 'after_search', 'information', 'after_reflect'];
 
@@ -73,7 +76,7 @@ export function searchR1Structure(content: string, opts: { reflect?: boolean } =
     if (open !== close) return { valid: false, reason: `Mismatch in ${tag} tags: ${open} opening vs ${close} closing tags` };
   }
   let state = 'start';
-  for (const part of content.split(new RegExp(`(</?(?:${tags.join('|')})>)`))) {
+  for (const part of content.split(opts.reflect ? SPLIT_REFLECT : SPLIT)) {
     if (pyStrip(part) === '') continue;
     if (part in MOVES && (opts.reflect || !part.includes('reflect'))) {
       const next = MOVES[part]![state];
@@ -88,7 +91,7 @@ export function searchR1Structure(content: string, opts: { reflect?: boolean } =
 
 /** `is_valid_sequence`: the structure of the text after the first `<|im_start|>assistant`; without that marker, invalid. */
 export function searchR1AuthorsValid(text: string): { valid: boolean; reason: string } {
-  const marker = new RegExp(`<\\|im_start\\|>assistant${PY_SPACE_CLASS}*`).exec(text);
+  const marker = MARKER.exec(text);
   if (!marker) return { valid: false, reason: 'Missing assistant marker' };
   return searchR1Structure(text.slice(marker.index + marker[0].length));
 }
