@@ -116,6 +116,25 @@ describe('gym objectives: hand-computed values', () => {
     assert.ok(Math.abs(stepDpoLoss(model, [{ choice, chosen: 0, rejected: 1 }], 1) - Math.log(4)) < 1e-12);
   });
 
+  it('ρ at the sampling temperature: 1 before any update at T = 0.9 (τ = 1 on the new side gave 0.971 / 1.097)', () => {
+    // π_0.9 = softmax((0, ln 3) / 0.9): π(1) = 3^(1/0.9) / (1 + 3^(1/0.9)) = 3.38958 / 4.38958 = 0.772187…
+    const p1 = 3 ** (1 / 0.9) / (1 + 3 ** (1 / 0.9));
+    const opts = { epsLow: 0.2, epsHigh: 0.28, beta: 0, kl: 'k3' as const, aggregate: 'token' as const };
+    for (const [action, pOld, oldBugRho] of [
+      [1, p1, 0.75 / p1],
+      [0, 1 - p1, 0.25 / (1 - p1)],
+    ] as const) {
+      const steps = [[{ choice, action, logpOld: Math.log(pOld), advantage: 1 }]];
+      const at = { ratio: 0, clipped: 0 };
+      clippedPolicyLoss(model, steps, { ...opts, tau: 0.9 }, undefined, at);
+      assert.ok(Math.abs(at.ratio - 1) < 1e-12, `ρ ${at.ratio}`);
+      const wrong = { ratio: 0, clipped: 0 };
+      clippedPolicyLoss(model, steps, { ...opts, tau: 1 }, undefined, wrong);
+      assert.ok(Math.abs(wrong.ratio - oldBugRho) < 1e-12);
+      assert.equal(Number(wrong.ratio.toFixed(3)), action === 1 ? 0.971 : 1.097);
+    }
+  });
+
   it('the clipped objective: ρ = 1 gives −mean A; sequence vs token averaging', () => {
     const s = (advantage: number): SampledStep => ({ choice, action: 1, logpOld: Math.log(0.75), advantage });
     const episodes = [[s(1), s(1), s(1)], [s(-1)]];
@@ -212,6 +231,15 @@ describe('gym trainers on a tiny world', () => {
       assert.ok(after > before, `${algo}: EM ${before} → ${after}`);
     });
   }
+
+  it('on-policy RL at T = 0.9 starts every batch at ρ = 1 (old and new log-probabilities at one temperature)', async () => {
+    const policy = GymPolicy.fresh(protocol);
+    const rng = new Rng(7);
+    policy.model.params.forEach((_, i) => (policy.model.params[i] = rng.next() - 0.5)); // a non-uniform policy
+    const log = await trainRl(policy, { env, questions: train.slice(0, 10) }, { algo: 'grpo', epochs: 1, questionsPerBatch: 5, groupSize: 4, updatesPerBatch: 2, temperature: 0.9 });
+    assert.equal(log.length, 2);
+    for (const e of log) assert.ok(Math.abs(e['ratio']! - 1) < 1e-9, `batch ${e.step}: mean ρ ${e['ratio']}`);
+  });
 
   it("lws: the staged rewards rise and the policy learns to retrieve less (LWS's aim)", async () => {
     // The untrained greedy policy searches until its budget runs out; LWS's search and answer terms penalise that.

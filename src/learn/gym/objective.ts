@@ -99,6 +99,10 @@ export interface ClipOptions {
    * steps, then over episodes. A step of the gym policy is one decision, its "token".
    */
   aggregate: 'token' | 'sequence';
+  /**
+   * Softmax temperature of log π in ρ and the KL: the rollouts' sampling temperature, so that
+   * π_old (recorded while sampling) and π_θ are the same distribution before any update.
+   */
   tau: number;
 }
 
@@ -108,7 +112,13 @@ export interface ClipOptions {
  * averaged per `aggregate`. Gradients: the surrogate's is −ρA ∇log π where the unclipped term is
  * the minimum, 0 where the clipped one is; k1: ∇log π; k2: −log(π_ref/π) ∇log π; k3: (1 − π_ref/π) ∇log π.
  */
-export function clippedPolicyLoss(model: ScoreModel, episodes: readonly (readonly SampledStep[])[], opts: ClipOptions, grad?: Float64Array): number {
+/** Ratio statistics of one evaluation of the objective: mean ρ and the share of steps whose ρ was clipped. */
+export interface RatioStats {
+  ratio: number;
+  clipped: number;
+}
+
+export function clippedPolicyLoss(model: ScoreModel, episodes: readonly (readonly SampledStep[])[], opts: ClipOptions, grad?: Float64Array, stats?: RatioStats): number {
   const totalSteps = episodes.reduce((n, e) => n + e.length, 0);
   const nonEmpty = episodes.filter((e) => e.length > 0).length;
   if (totalSteps === 0) return 0;
@@ -119,6 +129,10 @@ export function clippedPolicyLoss(model: ScoreModel, episodes: readonly (readonl
     for (const s of ep) {
       const lp = logProb(model, s.choice, s.action, opts.tau);
       const rho = Math.exp(lp - s.logpOld);
+      if (stats) {
+        stats.ratio += rho / totalSteps;
+        if (rho < 1 - opts.epsLow || rho > 1 + opts.epsHigh) stats.clipped += 1 / totalSteps;
+      }
       const surrogate = decoupledClipSurrogate(rho, s.advantage, opts.epsLow, opts.epsHigh);
       const useKl = opts.beta > 0 && s.logpRef !== undefined;
       const kl = useKl ? klEstimate(lp, s.logpRef!, opts.kl) : 0;

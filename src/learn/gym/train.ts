@@ -21,7 +21,7 @@ import { dualGranularityAdvantages, grpoAdvantages, mean } from '../../rewards/r
 import { composeScheme, type ComposedScheme } from '../../rewards/schemes.js';
 import { createEmbedder, type Embedder } from '../../retrieval/embedders/embedder.js';
 import { choiceWith, type StateAction, type StatePair } from './data.js';
-import { clippedPolicyLoss, type ClipOptions, type Demonstration, logProb, type SampledStep, sftLoss, type StepPair, stepDpoLoss } from './objective.js';
+import { clippedPolicyLoss, type ClipOptions, type Demonstration, logProb, type RatioStats, type SampledStep, sftLoss, type StepPair, stepDpoLoss } from './objective.js';
 import type { GymPolicy } from './policy.js';
 import { type Episode, sampleEpisode } from './rollout.js';
 
@@ -184,6 +184,9 @@ async function stepRewards(prm: PRM, ep: Episode): Promise<number[]> {
 
 export async function trainRl(policy: GymPolicy, ctx: RlContext, config: Partial<RlConfig> & { algo: RlAlgo }): Promise<LogEntry[]> {
   const cfg: RlConfig = { ...rlDefaults(config.algo), ...config };
+  // ρ = π_θ/π_old must compare one distribution: π_old was recorded at the sampling temperature
+  // (greedy rollouts record τ = 1), so the new log-probabilities are taken at that temperature too.
+  cfg.tau = cfg.temperature > 0 ? cfg.temperature : 1;
   if (cfg.algo === 'prorag' && !ctx.prm) throw new Error('prorag needs a PRM for the step rewards');
   if (ctx.questions.length === 0) throw new Error('no training questions');
   const rng = new Rng(cfg.seed);
@@ -243,14 +246,16 @@ export async function trainRl(policy: GymPolicy, ctx: RlContext, config: Partial
         ),
       );
       let loss = 0;
+      const first: RatioStats = { ratio: 0, clipped: 0 };
       for (let u = 0; u < cfg.updatesPerBatch && samples.length > 0; u++) {
         const grad = new Float64Array(policy.model.params.length);
-        const l = clippedPolicyLoss(policy.model, samples, cfg, grad);
+        const l = clippedPolicyLoss(policy.model, samples, cfg, grad, u === 0 ? first : undefined);
         if (u === 0) loss = l;
         adam.step(grad);
       }
       batchNo++;
-      const entry: LogEntry = { step: batchNo, loss, reward: mean(sampledRewards), em: mean(sampledEm), groups: groups.length, dropped, questions: drawn, decisions };
+      // ratio: mean ρ at the batch's first update (1 on-policy); clipped: share of steps outside the clip.
+      const entry: LogEntry = { step: batchNo, loss, reward: mean(sampledRewards), em: mean(sampledEm), groups: groups.length, dropped, questions: drawn, decisions, ratio: first.ratio, clipped: first.clipped };
       log.push(entry);
       ctx.onLog?.(entry);
     }
