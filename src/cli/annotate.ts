@@ -6,7 +6,9 @@ import { createModel } from './setup.js';
 import { ANNOTATE_METHODS, type AnnotateMethod, annotate } from '../process/annotate.js';
 import type { AnnotationStats } from '../process/stats.js';
 import { applyConfigFile, requireOptions } from './config.js';
-import { choiceArg, intArg, numberArg } from './options.js';
+import { choiceArg, collect, intArg, numberArg } from './options.js';
+import { relabel, RELABEL_FILES } from '../process/relabel.js';
+import type { LabellerMode } from '../process/reasonrag-tree.js';
 import { addAgentOptions, type AgentOpts, loadQuestions, nonLlmNote, setupAgent } from './setup.js';
 import { fixed, formatTable } from './table.js';
 
@@ -153,6 +155,21 @@ export function registerAnnotate(program: Command): void {
       if (llm) console.log(`\nllm: ${llm.totals.requests} requests (${llm.totals.cachedRequests} from cache)`);
     });
   cmd
+    .command('relabel')
+    .description("re-label trees in ReasonRAG's JSON layout: bottom-up values, preference pairs and TRL datasets")
+    .requiredOption('--reasonrag-trees <file>', 'JSON lines {id, question, golden_answers, tree} (tree: intermediate_node_<id> → node, as ReasonRAG logs it)')
+    .option('--option <k=v>', "compat=authors (the authors' code exactly, quirks included) or compat=none (default); beta=X (leaf decay per step, 0.9)", collect, [])
+    // --out, --min-gap and --label-threshold are annotate's own flags, which commander parses for the parent.
+    .addHelpText('after', `\nAlso reads annotate's --out <dir> (required: ${RELABEL_FILES.join(', ')}), --min-gap <x> (0.01) and --label-threshold <x> (0.5).`)
+    .action(async (opts: { reasonragTrees: string; option: string[] }, c: Command) => {
+      const parent = c.parent!.opts<Pick<AnnotateOpts, 'out' | 'minGap' | 'labelThreshold'>>();
+      if (!parent.out) throw new InputError('annotate relabel: --out <dir> is required', 'name the folder for values.jsonl, pairs.jsonl and the TRL files');
+      const { mode, beta } = labellerOptions(opts.option);
+      const s = await relabel(opts.reasonragTrees, parent.out, { mode, beta, minGap: parent.minGap, labelThreshold: parent.labelThreshold });
+      const types = Object.entries(s.actionTypeCounts).map(([t, n]) => `${t} ${n}`).join(', ') || 'none';
+      console.log(`relabelled ${s.trees} trees (${mode === 'authors' ? "authors' code" : 'ragtrail default'}): ${s.valuedNodes} of ${s.nodes} nodes valued, ${s.pairs} pairs in ${s.treesWithPairs} trees (chosen: ${types}) → ${parent.out}`);
+    });
+  cmd
     .command('stats')
     .description('print the RAG-ProGuide statistics table of an annotation folder')
     .argument('<dir>', 'annotation folder')
@@ -165,4 +182,23 @@ export function registerAnnotate(program: Command): void {
       }
       printStats(stats);
     });
+}
+
+/** `--option compat=authors|none` and `--option beta=X` of `annotate relabel`. */
+export function labellerOptions(args: readonly string[]): { mode: LabellerMode; beta: number } {
+  let mode: LabellerMode = 'default';
+  let beta = 0.9;
+  for (const arg of args) {
+    const eq = arg.indexOf('=');
+    const [key, value] = [arg.slice(0, eq).trim(), arg.slice(eq + 1).trim()];
+    if (eq < 1) throw new InputError(`--option "${arg}": expected key=value`, 'e.g. --option compat=authors');
+    if (key === 'compat') {
+      if (value !== 'authors' && value !== 'none') throw new InputError(`--option compat: expected authors or none, got "${value}"`);
+      mode = value === 'authors' ? 'authors' : 'default';
+    } else if (key === 'beta') {
+      beta = Number(value);
+      if (value === '' || !(beta > 0 && beta <= 1)) throw new InputError(`--option beta: expected a number in (0, 1], got "${value}"`);
+    } else throw new InputError(`--option ${key}: unknown option of annotate relabel`, 'options: compat, beta');
+  }
+  return { mode, beta };
 }

@@ -4,11 +4,12 @@
  * the default mode.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { f1KeepingArticles } from '../../src/core/metrics.js';
 import { actionOf, type AuthorsNode, type AuthorsTree, bottomUpValues, mineReasonRagPairs } from '../../src/process/reasonrag-tree.js';
-import { data } from '../helpers.js';
+import { cliRunner, data, tempDir } from '../helpers.js';
 
 interface ParityLine {
   id: string;
@@ -177,6 +178,56 @@ describe('ReasonRAG labeller: default mode vs the authors\' code (hand-computed)
       assert.deepEqual(res.actionTypeCounts, { 'Answer Generation': 1 });
       t['intermediate_node_3']!.response = 'I think it is the Beatles.';
       assert.deepEqual(mineReasonRagPairs(t, values, { mode }).pairs, []);
+    }
+  });
+});
+
+describe('ragtrail annotate relabel (the CLI, end to end on the parity files)', () => {
+  const jsonl = (path: string) => readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  it("compat=authors writes the authors' values and pairs for every tree, and the TRL preference file", () => {
+    const { dir, cleanup } = tempDir();
+    try {
+      const { run } = cliRunner(dir);
+      const trees = data('parity', 'reasonrag_tree_reward', 'dev.jsonl');
+      const r1 = run('annotate', 'relabel', '--reasonrag-trees', trees, '--out', 'values', '--option', 'compat=authors');
+      assert.equal(r1.status, 0, r1.stderr);
+      const values = jsonl(join(dir, 'values', 'values.jsonl'));
+      assert.deepEqual(values.map((v) => v['node_rewards']), read('reasonrag_tree_reward').map((l) => l.expected.node_rewards));
+      const r2 = run('annotate', 'relabel', '--reasonrag-trees', data('parity', 'reasonrag_pairs', 'dev.jsonl'), '--out', 'pairs', '--option', 'compat=authors');
+      assert.equal(r2.status, 0, r2.stderr);
+      assert.match(r2.stdout, /51 pairs in 24 trees/);
+      const expected = read('reasonrag_pairs');
+      const pairs = jsonl(join(dir, 'pairs', 'pairs.jsonl'));
+      assert.deepEqual(pairs.map((p) => p['id']), expected.map((l) => l.id));
+      assert.deepEqual(pairs.map((p) => p['pairs']), expected.map((l) => l.expected.pairs));
+      const prefs = jsonl(join(dir, 'pairs', 'trl_preference.jsonl'));
+      const first = expected.flatMap((l) => l.expected.pairs as Record<string, string>[])[0]!;
+      assert.equal(prefs.length, 51);
+      assert.deepEqual(prefs[0], {
+        prompt: [{ role: 'system', content: first['instruction'] }, { role: 'user', content: first['input'] }],
+        chosen: [{ role: 'assistant', content: first['chosen'] }],
+        rejected: [{ role: 'assistant', content: first['rejected'] }],
+      });
+      const stats = JSON.parse(readFileSync(join(dir, 'pairs', 'stats.json'), 'utf8')) as Record<string, unknown>;
+      assert.deepEqual(stats['actionTypeCounts'], { 'Answer Generation': 34, 'Evidence Extraction': 10, 'Query Generation': 7 });
+      for (const f of ['trl_sft.jsonl', 'trl_stepwise.jsonl']) assert.ok(jsonl(join(dir, 'pairs', f)).length > 0, f);
+    } finally {
+      cleanup();
+    }
+  });
+  it('bad lines and options exit 2 with one line naming the place and the fix', () => {
+    const { dir, cleanup } = tempDir();
+    try {
+      const { run } = cliRunner(dir);
+      writeFileSync(join(dir, 'bad.jsonl'), '{"id": "a", "question": "q", "golden_answers": ["x"], "tree": {"intermediate_node_0": {"children_ids": [1, "2"]}}}\n');
+      const r = run('annotate', 'relabel', '--reasonrag-trees', 'bad.jsonl', '--out', 'o');
+      assert.equal(r.status, 2);
+      assert.match(r.stderr.trim(), /^ragtrail: bad\.jsonl:1: field "tree\.intermediate_node_0\.children_ids" must be a list of integer node ids \(.+\)$/);
+      const o = run('annotate', 'relabel', '--reasonrag-trees', 'bad.jsonl', '--out', 'o', '--option', 'compat=paper');
+      assert.equal(o.status, 2);
+      assert.match(o.stderr, /--option compat: expected authors or none/);
+    } finally {
+      cleanup();
     }
   });
 });
