@@ -9,6 +9,7 @@ import { applyConfigFile, requireOptions } from './config.js';
 import { choiceArg, collect, intArg, numberArg } from './options.js';
 import { relabel, RELABEL_FILES } from '../process/relabel.js';
 import type { LabellerMode } from '../process/reasonrag-tree.js';
+import { VALUE_LABELS, type ValueLabel } from '../process/values.js';
 import { addAgentOptions, type AgentOpts, loadQuestions, nonLlmNote, setupAgent } from './setup.js';
 import { fixed, formatTable } from './table.js';
 
@@ -31,6 +32,7 @@ interface AnnotateOpts extends AgentOpts {
   rankSource?: 'judge' | 'rollout' | 'random';
   minGap: number;
   labelThreshold: number;
+  values?: ValueLabel;
   quiet: boolean;
 }
 
@@ -43,6 +45,7 @@ export function printStats(s: AnnotationStats): void {
       ['questions (with pairs)', `${s.questions} (${s.questionsWithPairs})`],
       ['trees reaching an answer / kept', String(s.kept)],
       ['pairs', String(s.pairs)],
+      ...(s.values ? [['pairs labelled by', s.values === 'bottom-up' ? 'bottom-up values (F1 · α^depth, N-weighted)' : 'running-mean Q']] : []),
       ['preferred side: actions by type', types(s.chosenTypes)],
       ['rejected side: actions by type', types(s.rejectedTypes)],
       ['iterations avg / min / median / max', sum(s.iterations)],
@@ -81,6 +84,7 @@ export function registerAnnotate(program: Command): void {
     .option('--candidates <n>', 'rank: candidate actions per step', intArg(2, 100), 10)
     .option('--rank-source <s>', 'rank: judge (needs --judge), rollout (Math-Shepherd) or random', choiceArg(['judge', 'rollout', 'random'] as const))
     .option('--min-gap <x>', 'pairs: smallest |ΔQ|', numberArg(0, 100), 0.01)
+    .option('--values <v>', 'MCTS pair labels: bottom-up (re-score the finished tree: answer F1 · α^depth, N-weighted means; default for mcts-spre) or running-mean (the search\'s Q; default otherwise)', choiceArg(VALUE_LABELS))
     .option('--label-threshold <x>', 'stepwise labels and SFT steps: Q at or above this is good', numberArg(-100, 100), 0.5)
     .option('--config <file>', 'JSON file of option values (command-line flags win)')
     .option('--quiet', 'no progress line', false)
@@ -90,6 +94,7 @@ export function registerAnnotate(program: Command): void {
       const rankSource = opts.rankSource ?? (opts.judge ? 'judge' : undefined);
       if (opts.method === 'rank' && !rankSource) throw new InputError('--method rank needs --judge SPEC, or --rank-source rollout|random');
       if ((opts.method === 'mcts-judge' || rankSource === 'judge') && !opts.judge) throw new InputError(`--method ${opts.method} needs --judge SPEC`);
+      if (opts.method === 'rank' && opts.values) throw new InputError('--values labels search-tree pairs; --method rank ranks candidates instead', 'drop --values or use an mcts method');
       const { protocol, policy, llm, retriever, env } = await setupAgent(opts);
       const judge = opts.judge ? await createModel(opts.judge, opts) : undefined;
       const questions = await loadQuestions(opts.dataset!, opts);
@@ -143,6 +148,7 @@ export function registerAnnotate(program: Command): void {
         concurrency: opts.concurrency,
         minGap: opts.minGap,
         labelThreshold: opts.labelThreshold,
+        values: opts.values,
         config,
         usage: llm ? () => llm.totals : undefined,
         quiet: opts.quiet,
