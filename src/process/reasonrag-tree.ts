@@ -12,6 +12,7 @@
  *    "ReasonRAG labeller: ragtrail default vs authors' code" and tested by hand-computed cases.
  */
 import { f1KeepingArticles, f1Score } from '../core/metrics.js';
+import { nWeightedMean } from './values.js';
 
 export type LabellerMode = 'default' | 'authors';
 
@@ -79,16 +80,8 @@ function authorsValues(tree: AuthorsTree, golds: readonly string[], beta: number
         reward = f1KeepingArticles(String(node.answer), golds) * beta ** (node.step ?? 0);
       }
     } else {
-      const valid = node.children_ids.map(nodeKey).filter((c) => rewards.has(c) && rewards.get(c) !== null);
-      if (valid.length > 0) {
-        let totalN = 0;
-        for (const c of valid) totalN += tree[c]!.N ?? 0;
-        if (totalN > 0) {
-          let sum = 0;
-          for (const c of valid) sum += rewards.get(c)! * (tree[c]!.N ?? 0);
-          reward = sum / totalN;
-        }
-      }
+      // Children not yet processed count as having no reward, as `c in rewards` fails for them.
+      reward = nWeightedMean(node.children_ids.map(nodeKey).map((c) => ({ value: rewards.get(c), n: tree[c]?.N ?? 0 })));
     }
     rewards.set(k, reward);
     out[k] = reward;
@@ -142,18 +135,7 @@ function defaultValues(tree: AuthorsTree, golds: readonly string[], beta: number
     if (kids.length === 0) {
       const answer = leafAnswer(node);
       if (answer !== undefined && node.response) v = f1Score(answer, golds).f1 * beta ** (typeof node.step === 'number' ? node.step : depth(k));
-    } else {
-      let totalN = 0;
-      let sum = 0;
-      for (const c of kids) {
-        const cv = value(c);
-        if (cv === null) continue;
-        const n = tree[c]!.N ?? 0;
-        totalN += n;
-        sum += cv * n;
-      }
-      if (totalN > 0) v = sum / totalN;
-    }
+    } else v = nWeightedMean(kids.map((c) => ({ value: value(c), n: tree[c]!.N ?? 0 })));
     visiting.delete(k);
     out[k] = v;
     return v;

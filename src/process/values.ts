@@ -87,6 +87,18 @@ export async function judgeValue(llm: LLM, state: State): Promise<{ value: numbe
   return v === undefined ? { value: 0, malformed: true } : { value: v, malformed: false };
 }
 
+/** Σ value·N / Σ N over the entries that have a value, summed left to right as Python's `sum`; null when none has one or their N sum to 0. */
+export function nWeightedMean(entries: readonly { value: number | null | undefined; n: number }[]): number | null {
+  let totalN = 0;
+  let sum = 0;
+  for (const e of entries) {
+    if (e.value === null || e.value === undefined) continue;
+    totalN += e.n;
+    sum += e.value * e.n;
+  }
+  return totalN > 0 ? sum / totalN : null;
+}
+
 /** How pairs are labelled: bottom-up re-scoring of the finished tree, or the search's running-mean Q. */
 export const VALUE_LABELS = ['bottom-up', 'running-mean'] as const;
 export type ValueLabel = (typeof VALUE_LABELS)[number];
@@ -115,17 +127,7 @@ export function bottomUpTreeValues(tree: SavedTree, alpha: number): Map<number, 
       // An unexpanded leaf: its SPRE rollouts are complete trajectories through it (eq. 1), so their mean
       // F1 · α^steps is its value, where one of them answered.
       else if (!node.terminal && node.answered && node.N > 0) v = node.value;
-    } else {
-      let totalN = 0;
-      let sum = 0;
-      for (const k of kids) {
-        const kv = value(k);
-        if (kv === null) continue;
-        totalN += byId.get(k)!.N;
-        sum += kv * byId.get(k)!.N;
-      }
-      if (totalN > 0) v = sum / totalN;
-    }
+    } else v = nWeightedMean(kids.map((k) => ({ value: value(k), n: byId.get(k)!.N })));
     values.set(id, v);
     return v;
   };
