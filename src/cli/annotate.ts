@@ -54,7 +54,7 @@ export function printStats(s: AnnotationStats): void {
       ...(s.goldPreferred ? [['preferred side is the gold step', `${fixed(100 * s.goldPreferred.share, 1)}% of ${s.goldPreferred.pairs} pairs with one gold side`]] : []),
     ]),
   );
-  console.log('\nreward gap |ΔQ|');
+  console.log(`\nreward gap ${s.values === 'bottom-up' ? '|Δvalue|' : '|ΔQ|'}`);
   const max = Math.max(1, ...s.gapHistogram.map((h) => h.count));
   for (const h of s.gapHistogram) {
     const label = (h.to === null ? `> ${h.from}` : h.to === 1 ? `[${h.from}, 1]` : `[${h.from}, ${h.to})`).padEnd(13);

@@ -226,6 +226,9 @@ describe('ragtrail annotate relabel (the CLI, end to end on the parity files)', 
       const o = run('annotate', 'relabel', '--reasonrag-trees', 'bad.jsonl', '--out', 'o', '--option', 'compat=paper');
       assert.equal(o.status, 2);
       assert.match(o.stderr, /--option compat: expected authors or none/);
+      const v = run('annotate', '--method', 'rank', '--rank-source', 'random', '--values', 'bottom-up', '--index', 'i', '--dataset', 'd.jsonl', '--out', 'o');
+      assert.equal(v.status, 2);
+      assert.match(v.stderr, /--values labels search-tree pairs/);
     } finally {
       cleanup();
     }
