@@ -6,7 +6,10 @@ import { createModel } from './setup.js';
 import { ANNOTATE_METHODS, type AnnotateMethod, annotate } from '../process/annotate.js';
 import type { AnnotationStats } from '../process/stats.js';
 import { applyConfigFile, requireOptions } from './config.js';
-import { choiceArg, intArg, numberArg } from './options.js';
+import { choiceArg, collect, intArg, numberArg } from './options.js';
+import { relabel, RELABEL_FILES } from '../process/relabel.js';
+import type { LabellerMode } from '../process/reasonrag-tree.js';
+import { VALUE_LABELS, type ValueLabel } from '../process/values.js';
 import { addAgentOptions, type AgentOpts, loadQuestions, nonLlmNote, setupAgent } from './setup.js';
 import { fixed, formatTable } from './table.js';
 
@@ -29,6 +32,7 @@ interface AnnotateOpts extends AgentOpts {
   rankSource?: 'judge' | 'rollout' | 'random';
   minGap: number;
   labelThreshold: number;
+  values?: ValueLabel;
   quiet: boolean;
 }
 
@@ -41,6 +45,7 @@ export function printStats(s: AnnotationStats): void {
       ['questions (with pairs)', `${s.questions} (${s.questionsWithPairs})`],
       ['trees reaching an answer / kept', String(s.kept)],
       ['pairs', String(s.pairs)],
+      ...(s.values ? [['pairs labelled by', s.values === 'bottom-up' ? 'bottom-up values (F1 · α^depth, N-weighted)' : 'running-mean Q']] : []),
       ['preferred side: actions by type', types(s.chosenTypes)],
       ['rejected side: actions by type', types(s.rejectedTypes)],
       ['iterations avg / min / median / max', sum(s.iterations)],
@@ -49,7 +54,7 @@ export function printStats(s: AnnotationStats): void {
       ...(s.goldPreferred ? [['preferred side is the gold step', `${fixed(100 * s.goldPreferred.share, 1)}% of ${s.goldPreferred.pairs} pairs with one gold side`]] : []),
     ]),
   );
-  console.log('\nreward gap |ΔQ|');
+  console.log(`\nreward gap ${s.values === 'bottom-up' ? '|Δvalue|' : '|ΔQ|'}`);
   const max = Math.max(1, ...s.gapHistogram.map((h) => h.count));
   for (const h of s.gapHistogram) {
     const label = (h.to === null ? `> ${h.from}` : h.to === 1 ? `[${h.from}, 1]` : `[${h.from}, ${h.to})`).padEnd(13);
@@ -79,6 +84,7 @@ export function registerAnnotate(program: Command): void {
     .option('--candidates <n>', 'rank: candidate actions per step', intArg(2, 100), 10)
     .option('--rank-source <s>', 'rank: judge (needs --judge), rollout (Math-Shepherd) or random', choiceArg(['judge', 'rollout', 'random'] as const))
     .option('--min-gap <x>', 'pairs: smallest |ΔQ|', numberArg(0, 100), 0.01)
+    .option('--values <v>', 'MCTS pair labels: bottom-up (re-score the finished tree: answer F1 · α^depth, N-weighted means; default for mcts-spre) or running-mean (the search\'s Q; default otherwise)', choiceArg(VALUE_LABELS))
     .option('--label-threshold <x>', 'stepwise labels and SFT steps: Q at or above this is good', numberArg(-100, 100), 0.5)
     .option('--config <file>', 'JSON file of option values (command-line flags win)')
     .option('--quiet', 'no progress line', false)
@@ -88,6 +94,7 @@ export function registerAnnotate(program: Command): void {
       const rankSource = opts.rankSource ?? (opts.judge ? 'judge' : undefined);
       if (opts.method === 'rank' && !rankSource) throw new InputError('--method rank needs --judge SPEC, or --rank-source rollout|random');
       if ((opts.method === 'mcts-judge' || rankSource === 'judge') && !opts.judge) throw new InputError(`--method ${opts.method} needs --judge SPEC`);
+      if (opts.method === 'rank' && opts.values) throw new InputError('--values labels search-tree pairs; --method rank ranks candidates instead', 'drop --values or use an mcts method');
       const { protocol, policy, llm, retriever, env } = await setupAgent(opts);
       const judge = opts.judge ? await createModel(opts.judge, opts) : undefined;
       const questions = await loadQuestions(opts.dataset!, opts);
@@ -141,6 +148,7 @@ export function registerAnnotate(program: Command): void {
         concurrency: opts.concurrency,
         minGap: opts.minGap,
         labelThreshold: opts.labelThreshold,
+        values: opts.values,
         config,
         usage: llm ? () => llm.totals : undefined,
         quiet: opts.quiet,
@@ -151,6 +159,21 @@ export function registerAnnotate(program: Command): void {
       console.log(`${opts.method} with ${policy.name} (${protocol.name}): ${result.annotated} questions annotated, ${result.skipped} already done → ${opts.out}\n`);
       printStats(result.stats);
       if (llm) console.log(`\nllm: ${llm.totals.requests} requests (${llm.totals.cachedRequests} from cache)`);
+    });
+  cmd
+    .command('relabel')
+    .description("re-label trees in ReasonRAG's JSON layout: bottom-up values, preference pairs and TRL datasets")
+    .requiredOption('--reasonrag-trees <file>', 'JSON lines {id, question, golden_answers, tree} (tree: intermediate_node_<id> → node, as ReasonRAG logs it)')
+    .option('--option <k=v>', "compat=authors (the authors' code exactly, quirks included) or compat=none (default); beta=X (leaf decay per step, 0.9)", collect, [])
+    // --out, --min-gap and --label-threshold are annotate's own flags, which commander parses for the parent.
+    .addHelpText('after', `\nAlso reads annotate's --out <dir> (required: ${RELABEL_FILES.join(', ')}), --min-gap <x> (0.01) and --label-threshold <x> (0.5).`)
+    .action(async (opts: { reasonragTrees: string; option: string[] }, c: Command) => {
+      const parent = c.parent!.opts<Pick<AnnotateOpts, 'out' | 'minGap' | 'labelThreshold'>>();
+      if (!parent.out) throw new InputError('annotate relabel: --out <dir> is required', 'name the folder for values.jsonl, pairs.jsonl and the TRL files');
+      const { mode, beta } = labellerOptions(opts.option);
+      const s = await relabel(opts.reasonragTrees, parent.out, { mode, beta, minGap: parent.minGap, labelThreshold: parent.labelThreshold });
+      const types = Object.entries(s.actionTypeCounts).map(([t, n]) => `${t} ${n}`).join(', ') || 'none';
+      console.log(`relabelled ${s.trees} trees (${mode === 'authors' ? "authors' code" : 'ragtrail default'}): ${s.valuedNodes} of ${s.nodes} nodes valued, ${s.pairs} pairs in ${s.treesWithPairs} trees (chosen: ${types}) → ${parent.out}`);
     });
   cmd
     .command('stats')
@@ -165,4 +188,23 @@ export function registerAnnotate(program: Command): void {
       }
       printStats(stats);
     });
+}
+
+/** `--option compat=authors|none` and `--option beta=X` of `annotate relabel`. */
+export function labellerOptions(args: readonly string[]): { mode: LabellerMode; beta: number } {
+  let mode: LabellerMode = 'default';
+  let beta = 0.9;
+  for (const arg of args) {
+    const eq = arg.indexOf('=');
+    const [key, value] = [arg.slice(0, eq).trim(), arg.slice(eq + 1).trim()];
+    if (eq < 1) throw new InputError(`--option "${arg}": expected key=value`, 'e.g. --option compat=authors');
+    if (key === 'compat') {
+      if (value !== 'authors' && value !== 'none') throw new InputError(`--option compat: expected authors or none, got "${value}"`);
+      mode = value === 'authors' ? 'authors' : 'default';
+    } else if (key === 'beta') {
+      beta = Number(value);
+      if (value === '' || !(beta > 0 && beta <= 1)) throw new InputError(`--option beta: expected a number in (0, 1], got "${value}"`);
+    } else throw new InputError(`--option ${key}: unknown option of annotate relabel`, 'options: compat, beta');
+  }
+  return { mode, beta };
 }

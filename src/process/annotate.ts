@@ -26,6 +26,7 @@ import { minePairs, type Pair } from './mine.js';
 import { annotateByRanking, RANK_DEFAULTS, type RankOptions } from './rank.js';
 import { annotationStats, type AnnotationStats } from './stats.js';
 import { readTrees, saveTree, type SavedTree } from './tree.js';
+import { bottomUpTreeValues, type ValueLabel } from './values.js';
 
 export const ANNOTATE_METHODS = ['mcts-spre', 'mcts-judge', 'mcts-puct', 'rank'] as const;
 export type AnnotateMethod = (typeof ANNOTATE_METHODS)[number];
@@ -44,6 +45,8 @@ export interface AnnotateOptions {
   concurrency?: number;
   /** Pair filter: smallest |ΔQ| (0.01). */
   minGap?: number;
+  /** How search-tree pairs are labelled (default: bottom-up for mcts-spre, running-mean otherwise). */
+  values?: ValueLabel;
   /** Q at or above which a step is labelled good (stepwise) or kept for SFT (0.5). */
   labelThreshold?: number;
   /** Settings recorded in annotate.json and checked on resume. */
@@ -127,7 +130,13 @@ export async function annotate(opts: AnnotateOptions): Promise<AnnotateResult> {
     log.close();
     progress.finish(note());
     if (failure !== undefined) throw failure;
-    const stats = await deriveOutputs(opts.outDir, opts.questions, { minGap: opts.minGap ?? 0.01, labelThreshold: opts.labelThreshold ?? 0.5, gold: goldFor(opts.policy) });
+    const stats = await deriveOutputs(opts.outDir, opts.questions, {
+      minGap: opts.minGap ?? 0.01,
+      labelThreshold: opts.labelThreshold ?? 0.5,
+      gold: goldFor(opts.policy),
+      values: opts.values ?? defaultValueLabel(opts.method),
+      alpha: opts.mcts?.alpha ?? UCT_DEFAULTS.alpha,
+    });
     return { annotated: todo.length, skipped, stats };
   } finally {
     lock.release();
@@ -140,17 +149,23 @@ function goldFor(policy: Policy): (state: State) => Action | undefined {
   return (state) => (state.question.decomposition?.length || state.question.supporting?.length ? oracle.act(state) : undefined);
 }
 
+/** SPRE trees are labelled bottom-up as ReasonRAG's labeller does; judge and PUCT trees by their search's Q. */
+export function defaultValueLabel(method: AnnotateMethod): ValueLabel {
+  return method === 'mcts-spre' ? 'bottom-up' : 'running-mean';
+}
+
 /** Writes the pair and trainer files from trees.jsonl, in dataset order. */
 export async function deriveOutputs(
   outDir: string,
   questions: readonly Question[] | undefined,
-  opts: { minGap: number; labelThreshold: number; gold?: (state: State) => Action | undefined },
+  opts: { minGap: number; labelThreshold: number; gold?: (state: State) => Action | undefined; values?: ValueLabel; alpha?: number },
 ): Promise<AnnotationStats> {
   const order = new Map((questions ?? []).map((q, i) => [q.id, i]));
   const trees = (await readTrees(outDir)).sort((a, b) => (order.get(a.id) ?? Infinity) - (order.get(b.id) ?? Infinity) || a.id.localeCompare(b.id));
   const pairs: Pair[] = [];
   const perTree = trees.map((t) => {
-    const p = minePairs(t, { minGap: opts.minGap });
+    const values = opts.values === 'bottom-up' && t.method !== 'rank' ? bottomUpTreeValues(t, opts.alpha ?? UCT_DEFAULTS.alpha) : undefined;
+    const p = minePairs(t, { minGap: opts.minGap, values });
     pairs.push(...p);
     return { tree: t, pairs: p };
   });
@@ -160,6 +175,7 @@ export async function deriveOutputs(
   await writeJsonl(join(outDir, 'trl_stepwise.jsonl'), trees.filter((t) => t.method !== 'rank' || t.kept).flatMap((t) => stepwiseExamples(t, opts.labelThreshold)));
   await writeJsonl(join(outDir, 'prm_pairs.jsonl'), perTree.flatMap(({ tree, pairs: p }) => p.map((x) => prmPair(tree, x))));
   const stats = annotationStats(trees, pairs, opts.gold);
+  if (trees.some((t) => t.method !== 'rank')) stats.values = opts.values ?? 'running-mean';
   writeFileSync(join(outDir, 'stats.json'), JSON.stringify(stats, null, 2) + '\n');
   return stats;
 }

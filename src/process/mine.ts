@@ -1,7 +1,8 @@
 /**
  * Preference pairs from annotated trees (SPEC §5). Search trees (MCTS): sibling steps under the same
- * parent, preferred = higher Q, kept when |ΔQ| ≥ 0.01 and the texts differ; branches that never reached
- * an answer are pruned first; a pair whose preferred side is not a query, evidence or answer is dropped
+ * parent, preferred = higher label, kept when |Δ| ≥ 0.01 and the texts differ, the label being the node's
+ * bottom-up value (values.ts `bottomUpTreeValues`; nodes without one are pruned) or its running-mean Q
+ * (branches that never reached an answer pruned first); a pair whose preferred side is not a query, evidence or answer is dropped
  * (ReasonRAG's code). Ranking trees (RAG-Gym): at each step the best candidate against each candidate
  * whose reward 1/(1+rank) is below 0.5, for kept (correct) trajectories only.
  */
@@ -15,6 +16,8 @@ export interface PairSide {
   type: 'A' | 'Q' | 'E' | 'X';
   q: number;
   n: number;
+  /** The bottom-up value, where pairs were labelled by it. */
+  value?: number;
 }
 
 export interface Pair {
@@ -27,17 +30,21 @@ export interface Pair {
   depth: number;
   chosen: PairSide;
   rejected: PairSide;
-  /** Q(chosen) − Q(rejected). */
+  /** label(chosen) − label(rejected): bottom-up values, or Q. */
   gap: number;
 }
 
 export interface MineOptions {
   /** Smallest |ΔQ| kept (0.01). */
   minGap: number;
+  /** Search trees: label by these values (bottom-up re-scoring) instead of Q; null = pruned. */
+  values?: ReadonlyMap<number, number | null>;
 }
 
-function side(n: SavedNode): PairSide {
-  return { node: n.id, action: n.step!.action, raw: n.step!.raw, type: actionLetter(n.step!.action.type), q: n.Q, n: n.N };
+function side(n: SavedNode, value?: number | null): PairSide {
+  const s: PairSide = { node: n.id, action: n.step!.action, raw: n.step!.raw, type: actionLetter(n.step!.action.type), q: n.Q, n: n.N };
+  if (value !== undefined && value !== null) s.value = value;
+  return s;
 }
 
 function distinct(a: SavedNode, b: SavedNode): boolean {
@@ -54,15 +61,17 @@ export function minePairs(tree: SavedTree, opts: MineOptions = { minGap: 0.01 })
   }
   const depthOf = new Map(tree.nodes.map((n) => [n.id, n.depth]));
   const pairs: Pair[] = [];
+  const values = tree.method === 'rank' ? undefined : opts.values;
+  const label = (n: SavedNode): number => (values ? values.get(n.id)! : n.Q);
   const make = (parent: number, c: SavedNode, r: SavedNode): Pair => ({
     id: `${tree.id}:${parent}:${c.id}:${r.id}`,
     questionId: tree.id,
     method: tree.method,
     parent,
     depth: depthOf.get(parent) ?? 0,
-    chosen: side(c),
-    rejected: side(r),
-    gap: c.Q - r.Q,
+    chosen: side(c, values?.get(c.id)),
+    rejected: side(r, values?.get(r.id)),
+    gap: label(c) - label(r),
   });
   for (const [parent, siblings] of byParent) {
     if (tree.method === 'rank') {
@@ -76,12 +85,12 @@ export function minePairs(tree: SavedTree, opts: MineOptions = { minGap: 0.01 })
       }
       continue;
     }
-    const live = siblings.filter((s) => s.answered && s.N > 0);
+    const live = values ? siblings.filter((s) => (values.get(s.id) ?? null) !== null) : siblings.filter((s) => s.answered && s.N > 0);
     for (let i = 0; i < live.length; i++) {
       for (let j = i + 1; j < live.length; j++) {
         const [a, b] = [live[i]!, live[j]!];
-        if (Math.abs(a.Q - b.Q) < opts.minGap || !distinct(a, b)) continue;
-        const [c, r] = a.Q > b.Q ? [a, b] : [b, a];
+        if (Math.abs(label(a) - label(b)) < opts.minGap || !distinct(a, b)) continue;
+        const [c, r] = label(a) > label(b) ? [a, b] : [b, a];
         if (actionLetter(c.step!.action.type) === 'X') continue;
         pairs.push(make(parent, c, r));
       }

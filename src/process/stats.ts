@@ -32,6 +32,8 @@ export interface AnnotationStats {
   tokensPerAction: number;
   /** Bins [from, to); `to` null for the open last bin. */
   gapHistogram: { from: number; to: number | null; count: number }[];
+  /** Search trees: how pairs were labelled (bottom-up values or running-mean Q). */
+  values?: string;
   /** Share of pairs, among those where exactly one side is the gold step, whose preferred side is. */
   goldPreferred?: { pairs: number; share: number };
 }

@@ -12,6 +12,7 @@ import { f1Score } from '../core/metrics.js';
 import { spreValue } from '../rewards/outcome.js';
 import type { LLM } from '../llm/types.js';
 import { Rng } from '../core/rng.js';
+import type { SavedTree } from './tree.js';
 
 export interface Rollout {
   prediction: string;
@@ -84,4 +85,52 @@ export async function judgeValue(llm: LLM, state: State): Promise<{ value: numbe
   const res = await llm.generate({ messages: [{ role: 'user', content: judgeValuePrompt(state) }], temperature: 0, maxTokens: 512 });
   const v = parseJudgeValue(res.choices[0]?.text ?? '');
   return v === undefined ? { value: 0, malformed: true } : { value: v, malformed: false };
+}
+
+/** Σ value·N / Σ N over the entries that have a value, summed left to right as Python's `sum`; null when none has one or their N sum to 0. */
+export function nWeightedMean(entries: readonly { value: number | null | undefined; n: number }[]): number | null {
+  let totalN = 0;
+  let sum = 0;
+  for (const e of entries) {
+    if (e.value === null || e.value === undefined) continue;
+    totalN += e.n;
+    sum += e.value * e.n;
+  }
+  return totalN > 0 ? sum / totalN : null;
+}
+
+/** How pairs are labelled: bottom-up re-scoring of the finished tree, or the search's running-mean Q. */
+export const VALUE_LABELS = ['bottom-up', 'running-mean'] as const;
+export type ValueLabel = (typeof VALUE_LABELS)[number];
+
+/**
+ * Bottom-up re-scoring of a finished search tree, as ReasonRAG's labeller does before mining pairs
+ * (`calculate_mcts_reward_bottom_up`): an answer leaf is worth its F1 · α^depth (depth = steps taken), an
+ * inner node the N-weighted mean of its valued children, an unexpanded leaf its own evaluation (SPRE: the
+ * mean F1 · α^steps of its rollouts), and a node from which no answer was reached has no value (null) —
+ * the paper prunes branches that do not yield a final answer (§2.2.3). F1 is
+ * ragtrail's (SQuAD normalisation); process/reasonrag-tree.ts has the authors' exact variant for their trees.
+ */
+export function bottomUpTreeValues(tree: SavedTree, alpha: number): Map<number, number | null> {
+  const children = new Map<number, number[]>();
+  for (const n of tree.nodes) if (n.parent >= 0) children.set(n.parent, [...(children.get(n.parent) ?? []), n.id]);
+  const byId = new Map(tree.nodes.map((n) => [n.id, n]));
+  const values = new Map<number, number | null>();
+  const value = (id: number): number | null => {
+    if (values.has(id)) return values.get(id)!;
+    const node = byId.get(id)!;
+    const kids = children.get(id) ?? [];
+    let v: number | null = null;
+    if (kids.length === 0) {
+      const a = node.step?.action;
+      if (node.terminal && a?.type === 'answer') v = (node.score ?? f1Score(a.answer, tree.question.answers).f1) * alpha ** node.depth;
+      // An unexpanded leaf: its SPRE rollouts are complete trajectories through it (eq. 1), so their mean
+      // F1 · α^steps is its value, where one of them answered.
+      else if (!node.terminal && node.answered && node.N > 0) v = node.value;
+    } else v = nWeightedMean(kids.map((k) => ({ value: value(k), n: byId.get(k)!.N })));
+    values.set(id, v);
+    return v;
+  };
+  for (const n of tree.nodes) value(n.id);
+  return values;
 }

@@ -10,9 +10,10 @@ import { generateWorld, writeWorld } from '../../src/corpus/world/index.js';
 import { PROTOCOLS } from '../../src/agents/registry.js';
 import { SimPolicy } from '../../src/agents/sim.js';
 import { RagEnv } from '../../src/env/env.js';
-import { annotate, OUTPUT_FILES } from '../../src/process/annotate.js';
+import { annotate, deriveOutputs, OUTPUT_FILES } from '../../src/process/annotate.js';
 import { preferenceExample, prmPair, sftExamples, stepwiseExamples } from '../../src/process/export.js';
 import { minePairs } from '../../src/process/mine.js';
+import { bottomUpTreeValues } from '../../src/process/values.js';
 import type { SavedNode, SavedTree } from '../../src/process/tree.js';
 import { buildIndex, openRetriever } from '../../src/retrieval/index-dir.js';
 import type { Retriever } from '../../src/retrieval/types.js';
@@ -50,6 +51,30 @@ describe('preference mining', () => {
     assert.deepEqual([p.chosen.type, p.rejected.type, p.depth], ['Q', 'Q', 0]);
     assert.ok(Math.abs(p.gap - 0.5) < 1e-12);
     assert.equal(pairs.find((x) => x.rejected.node === 4)!.rejected.type, 'X');
+  });
+  it('bottom-up labels: answer leaves F1 · α^depth, unexpanded leaves their SPRE value, inner nodes N-weighted, unanswered branches pruned', () => {
+    const t = handTree();
+    t.nodes[6]!.depth = 2;
+    t.nodes[7]!.depth = 2;
+    t.nodes[7]!.N = 1;
+    t.nodes[2]!.answered = false;
+    const v = bottomUpTreeValues(t, 0.9);
+    // 6: 1 · 0.81; 7: 0.67 · 0.81 = 0.5427; 1: (0.81·2 + 0.5427·1) / 3 = 0.7209; 3 and 4: their own values
+    // (0.795, 0.2); 2 and 5 never reached an answer; root: (0.7209·2 + 0.795·2 + 0.2·2) / 6 = 0.5719666….
+    const near = (a: number | null | undefined, b: number) => assert.ok(a !== null && a !== undefined && Math.abs(a - b) < 1e-12, `${a} vs ${b}`);
+    near(v.get(6), 0.81);
+    near(v.get(7), 0.5427);
+    near(v.get(1), 0.7209);
+    near(v.get(3), 0.795);
+    near(v.get(0), 3.4318 / 6);
+    assert.equal(v.get(2), null);
+    assert.equal(v.get(5), null);
+    // Running-mean Q: 6 vs 7 differ by 0.005 (no pair); bottom-up by 0.2673. 1 and 3 are the same action.
+    const pairs = minePairs(t, { minGap: 0.01, values: v });
+    assert.deepEqual(pairs.map((p) => `${p.chosen.node}>${p.rejected.node}`), ['1>4', '3>4', '6>7']);
+    near(pairs[2]!.gap, 0.81 - 0.5427);
+    near(pairs[2]!.chosen.value, 0.81);
+    assert.equal(pairs[2]!.chosen.q, 1);
   });
   it('ranking trees: best against candidates ranked 2 and below, kept trajectories only', () => {
     const t = handTree('rank');
@@ -138,6 +163,11 @@ describe('annotate pipeline', () => {
     const pref = readFileSync(join(whole, 'trl_preference.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     assert.ok(pref.every((p) => Array.isArray(p.prompt) && p.chosen[0].role === 'assistant' && p.rejected[0].role === 'assistant'));
     assert.ok(r.stats.goldPreferred && r.stats.goldPreferred.share > 0.6, JSON.stringify(r.stats.goldPreferred));
+    // SPRE trees are labelled bottom-up by default; --values running-mean re-derives the same trees by Q.
+    assert.equal(r.stats.values, 'bottom-up');
+    const byQ = await deriveOutputs(whole, questions, { minGap: 0.01, labelThreshold: 0.5, values: 'running-mean' });
+    assert.equal(byQ.values, 'running-mean');
+    assert.ok(byQ.pairs > 10, `pairs ${byQ.pairs}`);
   });
 
   it('PUCT annotates too', async () => {
