@@ -164,7 +164,7 @@ export function registerAnnotate(program: Command): void {
     .command('relabel')
     .description("re-label trees in ReasonRAG's JSON layout: bottom-up values, preference pairs and TRL datasets")
     .requiredOption('--reasonrag-trees <file>', 'JSON lines {id, question, golden_answers, tree} (tree: intermediate_node_<id> → node, as ReasonRAG logs it)')
-    .option('--option <k=v>', "compat=authors (the authors' code exactly, quirks included) or compat=none (default); beta=X (leaf decay per step, 0.9)", collect, [])
+    .option('--option <k=v>', "compat=authors (the authors' code exactly, quirks included) or compat=paper (default, as in ragtrail reward); beta=X (leaf decay per step, 0.9)", collect, [])
     // --out, --min-gap and --label-threshold are annotate's own flags, which commander parses for the parent.
     .addHelpText('after', `\nAlso reads annotate's --out <dir> (required: ${RELABEL_FILES.join(', ')}), --min-gap <x> (0.01) and --label-threshold <x> (0.5).`)
     .action(async (opts: { reasonragTrees: string; option: string[] }, c: Command) => {
@@ -190,7 +190,7 @@ export function registerAnnotate(program: Command): void {
     });
 }
 
-/** `--option compat=authors|none` and `--option beta=X` of `annotate relabel`. */
+/** `--option compat=paper|authors` and `--option beta=X` of `annotate relabel`. */
 export function labellerOptions(args: readonly string[]): { mode: LabellerMode; beta: number } {
   let mode: LabellerMode = 'default';
   let beta = 0.9;
@@ -199,7 +199,7 @@ export function labellerOptions(args: readonly string[]): { mode: LabellerMode; 
     const [key, value] = [arg.slice(0, eq).trim(), arg.slice(eq + 1).trim()];
     if (eq < 1) throw new InputError(`--option "${arg}": expected key=value`, 'e.g. --option compat=authors');
     if (key === 'compat') {
-      if (value !== 'authors' && value !== 'none') throw new InputError(`--option compat: expected authors or none, got "${value}"`);
+      if (value !== 'authors' && value !== 'paper') throw new InputError(`--option compat: expected paper or authors, got "${value}"`, 'the same values as ragtrail reward --option compat');
       mode = value === 'authors' ? 'authors' : 'default';
     } else if (key === 'beta') {
       beta = Number(value);

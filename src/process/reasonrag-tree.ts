@@ -12,6 +12,7 @@
  *    "ReasonRAG labeller: ragtrail default vs authors' code" and tested by hand-computed cases.
  */
 import { f1KeepingArticles, f1Score } from '../core/metrics.js';
+import { pyStrip } from '../core/text.js';
 import { nWeightedMean } from './values.js';
 
 export type LabellerMode = 'default' | 'authors';
@@ -166,7 +167,6 @@ export interface MineResult {
 }
 
 // Python's str.strip() whitespace (str.isspace), as in core/text.ts.
-const PY_STRIP = /^[\t\n\v\f\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t\n\v\f\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/g;
 const TAGS = ['answer', 'query', 'evidence'] as const;
 const TYPE_OF_TAG: Record<(typeof TAGS)[number], ActionTypeName> = { answer: 'Answer Generation', query: 'Query Generation', evidence: 'Evidence Extraction' };
 
@@ -174,7 +174,7 @@ const TYPE_OF_TAG: Record<(typeof TAGS)[number], ActionTypeName> = { answer: 'An
 function tagged(response: string): { tag?: (typeof TAGS)[number]; content: string } {
   for (const tag of TAGS) {
     const m = new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`).exec(response);
-    if (m) return { tag, content: m[1]!.replace(PY_STRIP, '') };
+    if (m) return { tag, content: pyStrip(m[1]!) };
   }
   return { content: '' };
 }
