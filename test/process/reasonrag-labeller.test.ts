@@ -223,7 +223,7 @@ describe('ragtrail annotate relabel (the CLI, end to end on the parity files)', 
       const r = run('annotate', 'relabel', '--reasonrag-trees', 'bad.jsonl', '--out', 'o');
       assert.equal(r.status, 2);
       assert.match(r.stderr.trim(), /^ragtrail: bad\.jsonl:1: field "tree\.intermediate_node_0\.children_ids" must be a list of integer node ids \(.+\)$/);
-      const o = run('annotate', 'relabel', '--reasonrag-trees', 'bad.jsonl', '--out', 'o', '--option', 'compat=paper');
+      const o = run('annotate', 'relabel', '--reasonrag-trees', 'bad.jsonl', '--out', 'o', '--option', 'compat=author');
       assert.equal(o.status, 2);
       assert.match(o.stderr, /--option compat: expected paper or authors/);
       const v = run('annotate', '--method', 'rank', '--rank-source', 'random', '--values', 'bottom-up', '--index', 'i', '--dataset', 'd.jsonl', '--out', 'o');
