@@ -15,6 +15,7 @@ import { createPrm } from '../prm/select.js';
 import { choiceArg, collect, intArg, numberArg } from './options.js';
 import { listen } from '../core/http-server.js';
 import { addEnvOptions, type EnvOpts, envServiceFrom } from './serve-env.js';
+import { createEmbedder, EMBEDDER_SPEC_HELP } from '../retrieval/embedders/embedder.js';
 
 const ALGOS = [...GYM_ALGOS, 'prm'] as const;
 type Algo = (typeof ALGOS)[number];
@@ -42,6 +43,8 @@ interface TrainOpts extends Omit<EnvOpts, 'agent'> {
   kl?: 'k1' | 'k2' | 'k3';
   epsLow?: number;
   epsHigh?: number;
+  stageSwitch?: number;
+  embedder?: string;
   // TRL
   out?: string;
   model: string;
@@ -187,7 +190,8 @@ async function trainGym(opts: TrainOpts): Promise<void> {
     console.log(`step-level dpo on ${pairs.length} pairs from ${trees.length} trees${opts.referenceFree ? ' (reference-free)' : ''}`);
     log = trainDpo(policy, pairs, { ...common, ...(opts.batch ? { batch: opts.batch } : {}), ...(opts.beta !== undefined ? { beta: opts.beta } : {}), referenceFree: opts.referenceFree }, printLog('dpo'));
   } else {
-    const service = await envServiceFrom({ ...opts, agent });
+    // The gym trainers compute rewards themselves (with --reward and --option); the service only supplies the environment.
+    const service = await envServiceFrom({ ...opts, agent, reward: undefined, option: [] });
     const prm = algo === 'prorag' ? (opts.prm ? await createPrm(opts.prm, { apiKey: opts.apiKey }) : undefined) : undefined;
     if (algo === 'prorag' && !prm) throw new InputError('--algo prorag needs --prm SPEC for the step rewards', 'e.g. --prm prm.json from `ragtrail prm train`');
     const rewardOverride = opts.reward ? { reward: opts.reward } : {};
@@ -203,9 +207,12 @@ async function trainGym(opts: TrainOpts): Promise<void> {
       ...(opts.kl ? { kl: opts.kl } : {}),
       ...(opts.epsLow !== undefined ? { epsLow: opts.epsLow } : {}),
       ...(opts.epsHigh !== undefined ? { epsHigh: opts.epsHigh } : {}),
+      ...(opts.stageSwitch !== undefined ? { stageSwitch: opts.stageSwitch } : {}),
+      rewardOptions: opts.option,
     };
     console.log(`${algo} on ${service.opts.questions.length} questions`);
-    log = await trainRl(policy, { env: service.opts.env, questions: service.opts.questions, prm, onLog: printLog(algo) }, cfg);
+    const embedder = opts.embedder ? await createEmbedder(opts.embedder, { apiKey: opts.apiKey }) : undefined;
+    log = await trainRl(policy, { env: service.opts.env, questions: service.opts.questions, prm, embedder, onLog: printLog(algo) }, cfg);
   }
   mkdirSync(dirname(resolve(opts.policyOut)), { recursive: true });
   const trained = policy.clone(`${algo}`);
@@ -237,10 +244,12 @@ export function registerTrain(program: Command): void {
     .option('--questions-per-batch <n>', 'gym RL: questions per update', intArg(1, 1_000_000))
     .option('--updates <n>', 'gym RL: gradient steps per batch of episodes (μ)', intArg(1, 1000))
     .option('--temperature <t>', 'gym RL: sampling temperature of the rollouts', numberArg(0.01, 100))
-    .option('--kl-beta <x>', 'KL coefficient (gym grpo/prorag default 0.04; dapo/lws 0)', numberArg(0, 100))
+    .option('--kl-beta <x>', 'KL coefficient (gym grpo/prorag default 0.04; dapo 0; lws 1e-4 as its verl runs)', numberArg(0, 100))
     .option('--kl <k>', 'gym RL: KL estimator k1, k2 (ARENA) or k3 (GRPO)', choiceArg(['k1', 'k2', 'k3'] as const))
     .option('--eps-low <x>', 'gym RL: lower clip ε', numberArg(0, 1))
     .option('--eps-high <x>', 'gym RL: upper clip ε (DAPO 0.28)', numberArg(0, 10))
+    .option('--stage-switch <x>', 'gym lws: share of the batches after which the stage-2 reward replaces stage 1 (LWS: 0.5)', numberArg(0, 1))
+    .option('--embedder <spec>', `gym RL: embedder of rewards that embed queries (LWS search reward; default hash:512): ${EMBEDDER_SPEC_HELP}`)
     .option('--out <dir>', 'trl: output folder (model, trl-config.json, log_history.jsonl, summary.json)')
     .option('--model <m>', 'trl: "tiny" (random model built from a config, for smoke runs), a checkpoint folder or a hub id', 'tiny')
     .option('--lora', 'trl: train LoRA adapters (PEFT) instead of all weights', false)

@@ -5,7 +5,7 @@
  */
 import { InputError } from '../core/errors.js';
 import { exactMatch } from '../core/metrics.js';
-import { createEmbedder } from '../retrieval/embedders/embedder.js';
+import { createEmbedder, type Embedder } from '../retrieval/embedders/embedder.js';
 import { arenaAuthorsRewards, arenaRewards, goldReferenceNumbers, referenceIds } from './arena.js';
 import { type EpisodeText, trajectoryEpisode } from './episode.js';
 import { reasonragAuthorsTerminal, reasonragProcessText } from './reasonrag.js';
@@ -59,16 +59,30 @@ function metricScheme(metric: 'em' | 'f1' | 'acc'): RewardScheme {
   };
 }
 
+const embedders = new Map<string, Promise<Embedder>>();
+/** One embedder per spec for the process: schemes run once per trajectory. */
+function embedderFor(spec: string): Promise<Embedder> {
+  let e = embedders.get(spec);
+  if (!e) {
+    e = createEmbedder(spec);
+    embedders.set(spec, e);
+    e.catch(() => embedders.delete(spec));
+  }
+  return e;
+}
+
 function lwsScheme(stage: 1 | 2): RewardScheme {
   return {
     name: `lws-stage${stage}`,
     description: `LWS stage ${stage}: format (±1) + search (conciseness / −avg query similarity) + answer (${stage === 1 ? 'wrong: −1 + β·RC' : 'correct: 1 − β·RC'})`,
     components: ['format', 'search', 'answer'],
-    defaults: { beta: 0.3, correct: 'em', threshold: 0.5, strict: false, embedder: 'hash:512', similarity: 'mean', maxWords: 8, maxFunctionWords: 2 },
+    // embedder "": the caller's embedder (the command's --embedder), else the lexical hash:512; a spec overrides both.
+    defaults: { beta: 0.3, correct: 'em', threshold: 0.5, strict: false, embedder: '', similarity: 'mean', maxWords: 8, maxFunctionWords: 2 },
     protocol: 'search-r1',
     async compute(ctx, o) {
       const t = ctx.trajectory;
-      const embedder = ctx.embedder ?? (await createEmbedder(String(o['embedder'])));
+      const spec = String(o['embedder']);
+      const embedder = spec ? await embedderFor(spec) : (ctx.embedder ?? (await embedderFor('hash:512')));
       const format = lwsFormat(t, bool(o, 'strict'));
       const search = await lwsSearchReward(t, embedder, {
         rules: { maxWords: num(o, 'maxWords'), maxFunctionWords: num(o, 'maxFunctionWords') },

@@ -241,6 +241,17 @@ describe('gym trainers on a tiny world', () => {
     for (const e of log) assert.ok(Math.abs(e['ratio']! - 1) < 1e-9, `batch ${e.step}: mean ρ ${e['ratio']}`);
   });
 
+  it('reward options reach every stage of the trainer (--option), and a bad one is refused before any rollout', async () => {
+    const run = async (rewardOptions: string[]) =>
+      (await trainRl(GymPolicy.fresh(protocol), { env, questions: train.slice(0, 8) }, { algo: 'lws', epochs: 1, questionsPerBatch: 4, groupSize: 4, updatesPerBatch: 1, dynamicSampling: false, stageSwitch: 0.5, rewardOptions })).map((e) => e['reward']!);
+    const plain = await run([]);
+    // Stage 1 wrong answers earn −1 + β·RC: with β = 0 the sampled rewards can only fall (or stay).
+    const noBeta = await run(['beta=0']);
+    assert.equal(plain.length, 2);
+    assert.ok(noBeta[0]! < plain[0]!, `stage 1: ${noBeta[0]} < ${plain[0]}`);
+    await assert.rejects(trainRl(GymPolicy.fresh(protocol), { env, questions: train }, { algo: 'lws', rewardOptions: ['nope=1'] }), /no scheme/);
+  });
+
   it("lws: the staged rewards rise and the policy learns to retrieve less (LWS's aim)", async () => {
     // The untrained greedy policy searches until its budget runs out; LWS's search and answer terms penalise that.
     const stage2 = composeScheme('lws-stage2');

@@ -192,6 +192,16 @@ describe('scheme composition', () => {
     assert.deepEqual(r.components, { 'f1.f1': 1, 'lws-stage2.format': 1, 'lws-stage2.search': 0, 'lws-stage2.answer': 0.5 });
     close(r.total, 0.5 * 1 + 1.5);
   });
+  it("the LWS embedder option wins over the caller's embedder; without it the caller's is used", async () => {
+    // The fixed embedder makes cos(a,b) = 0.6 between the two queries; hash:64 embeds them otherwise.
+    const t = traj([search('a1'), search('b1'), answer('x')], 'x');
+    const byCaller = await composeScheme('lws-stage1').compute({ trajectory: t, embedder: fixed });
+    close(byCaller.components['search']!, -0.6, 1e-6);
+    const byOption = await composeScheme('lws-stage1', ['embedder=hash:64']).compute({ trajectory: t, embedder: fixed });
+    const hashed = await composeScheme('lws-stage1', ['embedder=hash:64']).compute({ trajectory: t });
+    assert.equal(byOption.components['search'], hashed.components['search']);
+    assert.notEqual(byOption.components['search'], byCaller.components['search']);
+  });
   it('rejects unknown schemes and options with the alternatives', () => {
     assert.throws(() => composeScheme('lws'), /unknown reward scheme "lws".*lws-stage1/);
     assert.throws(() => composeScheme('f1', ['beta=1']), /no scheme in "f1" has that option/);

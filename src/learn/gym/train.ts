@@ -136,6 +136,8 @@ export interface RlConfig extends ClipOptions {
   temperature: number;
   /** Outcome reward scheme (an expression of rewards/schemes.ts). */
   reward: string;
+  /** `k=v` options of the reward schemes (as `ragtrail reward --option`), for every stage. */
+  rewardOptions: string[];
   /** LWS: the stage-2 scheme and the share of training after which it replaces `reward`. */
   stage2Reward?: string;
   stageSwitch: number;
@@ -146,14 +148,15 @@ export interface RlConfig extends ClipOptions {
 }
 
 export function rlDefaults(algo: RlAlgo): RlConfig {
-  const base = { algo, epochs: 3, questionsPerBatch: 16, groupSize: 8, updatesPerBatch: 2, lr: 0.05, l2: 1e-4, seed: 0, temperature: 1, tau: 1, kl: 'k3' as const, stageSwitch: 0.5, w: 0.3 };
+  const base = { algo, epochs: 3, questionsPerBatch: 16, groupSize: 8, updatesPerBatch: 2, lr: 0.05, l2: 1e-4, seed: 0, temperature: 1, tau: 1, kl: 'k3' as const, stageSwitch: 0.5, w: 0.3, rewardOptions: [] };
   switch (algo) {
     case 'grpo':
       return { ...base, epsLow: 0.2, epsHigh: 0.2, beta: 0.04, aggregate: 'sequence', reward: 'em', dynamicSampling: false };
     case 'dapo':
       return { ...base, epsLow: 0.2, epsHigh: 0.28, beta: 0, aggregate: 'token', reward: 'em', dynamicSampling: true };
     case 'lws':
-      return { ...base, epsLow: 0.2, epsHigh: 0.28, beta: 0, aggregate: 'token', reward: 'lws-stage1', stage2Reward: 'lws-stage2', dynamicSampling: true };
+      // LWS trains with verl's KL loss (low-variance form, k3) at 1e-4 (SPEC §9); DAPO itself has none.
+      return { ...base, epsLow: 0.2, epsHigh: 0.28, beta: 1e-4, aggregate: 'token', reward: 'lws-stage1', stage2Reward: 'lws-stage2', dynamicSampling: true };
     case 'prorag':
       return { ...base, epsLow: 0.2, epsHigh: 0.2, beta: 0.04, aggregate: 'sequence', reward: 'prorag-outcome', dynamicSampling: false };
   }
@@ -164,6 +167,8 @@ export interface RlContext {
   questions: readonly Question[];
   /** ProRAG: the process reward model scoring each step. */
   prm?: PRM;
+  /** Embedder of reward schemes that embed (LWS's query similarity); default the lexical hash:512. */
+  embedder?: Embedder;
   onLog?: (e: LogEntry) => void;
 }
 
@@ -192,9 +197,12 @@ export async function trainRl(policy: GymPolicy, ctx: RlContext, config: Partial
   const rng = new Rng(cfg.seed);
   const reference = policy.clone('reference');
   const adam = new Adam(policy.model.params, cfg.lr, cfg.l2);
-  const embedder: Embedder = await createEmbedder('hash:512');
+  const embedder: Embedder = ctx.embedder ?? (await createEmbedder('hash:512'));
   const schemes = new Map<string, ComposedScheme>();
-  const scheme = (expr: string) => schemes.get(expr) ?? (schemes.set(expr, composeScheme(expr)), schemes.get(expr)!);
+  const scheme = (expr: string) => schemes.get(expr) ?? (schemes.set(expr, composeScheme(expr, cfg.rewardOptions)), schemes.get(expr)!);
+  // Check every stage's scheme and options before the first rollout.
+  scheme(cfg.reward);
+  if (cfg.stage2Reward) scheme(cfg.stage2Reward);
 
   const totalBatches = cfg.epochs * Math.ceil(ctx.questions.length / cfg.questionsPerBatch);
   const log: LogEntry[] = [];
