@@ -85,7 +85,10 @@ export class LlmPolicy implements Policy {
       };
       if (this.opts.tracePrompts !== false) move.prompt = messages;
       const lp = sequenceLogprob(c);
-      if (lp !== undefined) move.logprob = lp;
+      if (lp !== undefined) {
+        move.logprob = lp;
+        move.logprobTokens = c.logprobs!.logprobs.length;
+      }
       if (state.mustAnswer) move = forceAnswer(move);
       return move;
     });

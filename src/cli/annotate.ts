@@ -6,6 +6,7 @@ import { createModel } from './setup.js';
 import { ANNOTATE_METHODS, type AnnotateMethod, annotate } from '../process/annotate.js';
 import type { AnnotationStats } from '../process/stats.js';
 import { applyConfigFile, requireOptions } from './config.js';
+import { PRIOR_MODES, type PriorMode } from '../process/mcts.js';
 import { choiceArg, collect, intArg, numberArg } from './options.js';
 import { relabel, RELABEL_FILES } from '../process/relabel.js';
 import type { LabellerMode } from '../process/reasonrag-tree.js';
@@ -26,6 +27,8 @@ interface AnnotateOpts extends AgentOpts {
   alpha: number;
   gamma: number;
   reward: 'f1' | 'binary';
+  prior: PriorMode;
+  rolloutValue: 'correct' | 'f1';
   temperature?: number;
   batch: number;
   candidates: number;
@@ -78,11 +81,13 @@ export function registerAnnotate(program: Command): void {
     .option('--rollouts <k>', 'SPRE rollouts per node / rollouts per ranked candidate', intArg(1, 1000), 4)
     .option('--alpha <a>', 'SPRE step decay α', numberArg(0.0001, 1), 0.9)
     .option('--gamma <g>', 'PUCT backup decay per step', numberArg(0, 1), 0.99)
+    .option('--prior <p>', "PUCT prior of sampled steps: length-normalised (softmax of mean token log-probs), sequence (of summed log-probs) or uniform (ProRAG's code)", choiceArg(PRIOR_MODES), 'length-normalised')
     .option('--reward <r>', 'PUCT simulation reward: f1 (authors\' code) or binary', choiceArg(['f1', 'binary'] as const), 'f1')
     .option('--temperature <t>', 'expansion sampling temperature (UCT 1.0, PUCT 0.9, rank 1.0)', numberArg(0, 10))
     .option('--batch <n>', 'tree leaves evaluated concurrently per question', intArg(1, 256), 4)
     .option('--candidates <n>', 'rank: candidate actions per step', intArg(2, 100), 10)
     .option('--rank-source <s>', 'rank: judge (needs --judge), rollout (Math-Shepherd) or random', choiceArg(['judge', 'rollout', 'random'] as const))
+    .option('--rollout-value <v>', "rank by rollouts: a candidate's share of correct rollouts (Math-Shepherd) or their mean F1", choiceArg(['correct', 'f1'] as const), 'correct')
     .option('--min-gap <x>', 'pairs: smallest |ΔQ|', numberArg(0, 100), 0.01)
     .option('--values <v>', 'MCTS pair labels: bottom-up (re-score the finished tree: answer F1 · α^depth, N-weighted means; default for mcts-spre) or running-mean (the search\'s Q; default otherwise)', choiceArg(VALUE_LABELS))
     .option('--label-threshold <x>', 'stepwise labels and SFT steps: Q at or above this is good', numberArg(-100, 100), 0.5)
@@ -95,7 +100,8 @@ export function registerAnnotate(program: Command): void {
       if (opts.method === 'rank' && !rankSource) throw new InputError('--method rank needs --judge SPEC, or --rank-source rollout|random');
       if ((opts.method === 'mcts-judge' || rankSource === 'judge') && !opts.judge) throw new InputError(`--method ${opts.method} needs --judge SPEC`);
       if (opts.method === 'rank' && opts.values) throw new InputError('--values labels search-tree pairs; --method rank ranks candidates instead', 'drop --values or use an mcts method');
-      const { protocol, policy, llm, retriever, env } = await setupAgent(opts);
+      // PUCT priors come from the sampled steps' token log-probabilities (unless uniform, as ProRAG's code).
+      const { protocol, policy, llm, retriever, env } = await setupAgent(opts, { logprobs: opts.method === 'mcts-puct' && opts.prior !== 'uniform' });
       const judge = opts.judge ? await createModel(opts.judge, opts) : undefined;
       const questions = await loadQuestions(opts.dataset!, opts);
       const note = nonLlmNote(policy);
@@ -119,9 +125,11 @@ export function registerAnnotate(program: Command): void {
         alpha: opts.alpha,
         gamma: opts.gamma,
         reward: opts.reward,
+        ...(opts.method === 'mcts-puct' && { prior: opts.prior }),
         temperature: opts.temperature ?? null,
         candidates: opts.candidates,
         rankSource: rankSource ?? null,
+        ...(rankSource === 'rollout' && { rolloutValue: opts.rolloutValue }),
       };
       const mcts = {
         maxDepth: opts.maxDepth,
@@ -129,6 +137,7 @@ export function registerAnnotate(program: Command): void {
         alpha: opts.alpha,
         gamma: opts.gamma,
         reward: opts.reward,
+        prior: opts.prior,
         batch: opts.batch,
         judge,
         ...(opts.simulations !== undefined && { simulations: opts.simulations }),
@@ -136,7 +145,7 @@ export function registerAnnotate(program: Command): void {
         ...(opts.c !== undefined && { c: opts.c }),
         ...(opts.temperature !== undefined && { temperature: opts.temperature, rolloutTemperature: opts.temperature }),
       };
-      const rank = { candidates: opts.candidates, rollouts: opts.rollouts, judge, ...(rankSource && { source: rankSource }), ...(opts.temperature !== undefined && { temperature: opts.temperature }) };
+      const rank = { candidates: opts.candidates, rollouts: opts.rollouts, judge, rolloutValue: opts.rolloutValue, ...(rankSource && { source: rankSource }), ...(opts.temperature !== undefined && { temperature: opts.temperature }) };
       const result = await annotate({
         method: opts.method,
         outDir: opts.out!,

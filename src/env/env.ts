@@ -38,7 +38,9 @@ export interface Move {
   prompt?: Message[] | string;
   usage?: TokenUsage;
   llmMs?: number;
+  /** log-probability of the generated text (sum over its tokens), and how many tokens it sums. */
   logprob?: number;
+  logprobTokens?: number;
   /** Set for answers given after the budget ran out. */
   forced?: boolean;
   /** The text did not follow the protocol although an action was recovered from it (a format failure). */

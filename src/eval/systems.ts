@@ -41,6 +41,8 @@ export interface SystemSpec {
   topK?: number;
   maxTokens?: number;
   tracePrompts?: boolean;
+  /** Ask the model for token log-probabilities (PUCT priors). */
+  logprobs?: boolean;
   /** What identifies the system when a run resumes, instead of the spec (e.g. a checkpoint path when
    * the serving URL changes from one invocation to the next). */
   resumeKey?: string;
@@ -72,7 +74,7 @@ export async function buildSystem(spec: SystemSpec, retriever: Retriever, llmOpt
   let policy: Policy;
   if (spec.llm) {
     llm = await createLLM(spec.llm, llmOptions);
-    policy = new LlmPolicy(protocol, llm, { maxTokens: spec.maxTokens, tracePrompts: spec.tracePrompts });
+    policy = new LlmPolicy(protocol, llm, { maxTokens: spec.maxTokens, tracePrompts: spec.tracePrompts, logprobs: spec.logprobs });
   } else {
     policy = createPolicy(spec.policy!, protocol, spec.competence);
   }

@@ -8,7 +8,10 @@
  *   (eq. 7) and Q the running mean of the values (SPEC's choice).
  * ProRAG (§3.2), "puct": select by PUCT
  *     a* = argmax_a Q(s,a) + c · P(a|s) · √N(s) / (1 + N(s,a)),   c = 2.5,
- *   P the normalised sequence probability of the sampled step (uniform without logprobs); at a leaf,
+ *   P the prior of the sampled step (`prior`): by default its length-normalised sequence probability
+ *   (the softmax over siblings of each step's mean token log-probability, so a long step is not
+ *   penalised for its length), `sequence` the softmax of summed log-probabilities, `uniform` 1/n as
+ *   ProRAG's code does (prorag/prm/mcts.py; also the fallback without logprobs); at a leaf,
  *   sample `maxChildren` steps at high temperature, simulate one of them to an answer, and back up its
  *   reward (F1 by default as in the authors' code; binary correctness as an option) decayed by
  *   γ^distance (γ = 0.99).
@@ -25,6 +28,9 @@ import type { LLM } from '../llm/types.js';
 import { q, sameAction, Tree, type TreeNode } from './tree.js';
 import { judgeValue, rollout, seedFor, spre } from './values.js';
 
+export type PriorMode = 'length-normalised' | 'sequence' | 'uniform';
+export const PRIOR_MODES: readonly PriorMode[] = ['length-normalised', 'sequence', 'uniform'];
+
 export interface MctsOptions {
   flavour: 'uct' | 'puct';
   /** Iterations (simulations). ReasonRAG's code: 7; ProRAG: 200. */
@@ -40,6 +46,8 @@ export interface MctsOptions {
   /** SPRE rollouts per node (k) and decay α. */
   rollouts: number;
   alpha: number;
+  /** PUCT prior P(a|s) of sampled steps (see the header). */
+  prior: PriorMode;
   /** PUCT backup decay γ per step of distance, and the simulation's reward. */
   gamma: number;
   reward: 'f1' | 'binary';
@@ -54,7 +62,7 @@ export interface MctsOptions {
 
 export const UCT_DEFAULTS: MctsOptions = {
   flavour: 'uct', simulations: 7, maxChildren: 2, maxDepth: 10, c: 1.414, value: 'spre', rollouts: 4, alpha: 0.9,
-  gamma: 0.99, reward: 'f1', temperature: 1, rolloutTemperature: 1, batch: 4, seed: 0,
+  gamma: 0.99, reward: 'f1', temperature: 1, rolloutTemperature: 1, batch: 4, seed: 0, prior: 'length-normalised',
 };
 
 export const PUCT_DEFAULTS: MctsOptions = {
@@ -113,12 +121,13 @@ interface Job {
   kind: 'expand' | 'revisit';
 }
 
-/** Normalised sequence probabilities of the sampled moves: softmax of their log-probabilities, or uniform. */
-export function priorsOf(moves: readonly Move[]): number[] {
+/** Priors of sibling moves: a softmax of their (mean-per-token or summed) log-probabilities, or uniform. */
+export function priorsOf(moves: readonly Move[], mode: PriorMode = 'length-normalised'): number[] {
   if (moves.length === 0) return [];
-  if (moves.some((m) => m.logprob === undefined)) return moves.map(() => 1 / moves.length);
-  const top = Math.max(...moves.map((m) => m.logprob!));
-  const w = moves.map((m) => Math.exp(m.logprob! - top));
+  if (mode === 'uniform' || moves.some((m) => m.logprob === undefined)) return moves.map(() => 1 / moves.length);
+  const score = (m: Move) => (mode === 'sequence' ? m.logprob! : m.logprob! / Math.max(1, m.logprobTokens ?? 1));
+  const top = Math.max(...moves.map(score));
+  const w = moves.map((m) => Math.exp(score(m) - top));
   const z = w.reduce((s, x) => s + x, 0);
   return w.map((x) => x / z);
 }
@@ -207,7 +216,7 @@ export class Mcts {
     node.attempts++;
     const moves = await this.propose(node.state, this.opts.maxChildren, this.opts.temperature, seedFor(this.opts.seed, node.state.question.id, node.id));
     // Identical steps are one child, whose prior is the sum of theirs.
-    const priors = priorsOf(moves);
+    const priors = priorsOf(moves, this.opts.prior);
     const distinct: { move: Move; prior: number }[] = [];
     moves.forEach((m, i) => {
       const same = distinct.find((d) => d.move.raw.trim() === m.raw.trim() || sameAction(d.move.action, m.action));

@@ -27,9 +27,14 @@ export interface RankOptions {
   seed: number;
   /** What counts as a correct final answer: EM (default) or F1 ≥ 0.5. */
   correct: 'em' | 'f1';
+  /**
+   * Rollout source: a candidate's value is the share of its rollouts that end correct (Math-Shepherd's
+   * hard estimate, default) or their mean F1 (a soft variant).
+   */
+  rolloutValue: 'correct' | 'f1';
 }
 
-export const RANK_DEFAULTS: RankOptions = { candidates: 10, temperature: 1, source: 'judge', rollouts: 4, seed: 0, correct: 'em' };
+export const RANK_DEFAULTS: RankOptions = { candidates: 10, temperature: 1, source: 'judge', rollouts: 4, seed: 0, correct: 'em', rolloutValue: 'correct' };
 
 function describeAction(m: Move, i: number): string {
   const a = m.action;
@@ -98,7 +103,10 @@ export async function annotateByRanking(env: RagEnv, policy: Policy, root: State
       const values = await Promise.all(
         children.map(async (ch, i) => {
           const rs = await Promise.all(Array.from({ length: opts.rollouts }, (_, r) => rollout(env, policy, ch.state, { temperature: opts.temperature, seed: seedFor(opts.seed, qid, 'rank-rollout', step, i, r) })));
-          return rs.reduce((s, r) => s + r.score, 0) / rs.length;
+          const answers = node.state.question.answers;
+          const isRight = (r: (typeof rs)[number]) => (opts.correct === 'em' ? exactMatch(r.prediction, answers) === 1 : r.score >= 0.5);
+          const value = (r: (typeof rs)[number]) => (opts.rolloutValue === 'f1' ? r.score : isRight(r) ? 1 : 0);
+          return rs.reduce((s, r) => s + value(r), 0) / rs.length;
         }),
       );
       order = values.map((v, i) => ({ v, i })).sort((a, b) => b.v - a.v || a.i - b.i).map((x) => x.i);

@@ -137,6 +137,75 @@ describe('ragtrail annotate', () => {
   });
 });
 
+describe('ragtrail annotate: RAG-Gym ranking and judge-valued MCTS, end to end', () => {
+  it('--method rank by rollouts: candidates valued by their share of correct rollouts, only correct trajectories kept', () => {
+    const out = join(tmp.dir, 'rank-rollout');
+    const r = ragtrail('annotate', '--method', 'rank', '--rank-source', 'rollout', '--rollouts', '3', '--candidates', '4', '--agent', 'react', '--policy', 'sim', '--index', index, '--dataset', join(world, 'questions.jsonl'), '--split', 'train', '--out', out, '--limit', '12', '--quiet');
+    assert.equal(r.status, 0, r.stderr);
+    const trees = lines(join(out, 'trees.jsonl'));
+    assert.equal(trees.length, 12);
+    const config = JSON.parse(readFileSync(join(out, 'annotate.json'), 'utf8'));
+    assert.equal(config.rolloutValue, 'correct');
+    for (const t of trees) {
+      assert.equal(t.method, 'rank');
+      // A kept trajectory ended in a correct answer; a candidate's value is a share of 3 rollouts: 0, 1/3, 2/3 or 1.
+      if (t.kept) {
+        const answer = t.nodes.filter((n: { terminal: boolean; rank?: number }) => n.terminal && n.rank === 0).at(-1);
+        assert.ok(answer, t.id);
+      }
+      for (const n of t.nodes) if (n.parent >= 0) assert.ok([0, 1 / 3, 2 / 3, 1].some((v) => Math.abs(n.value - v) < 1e-12), `${t.id}: value ${n.value}`);
+    }
+    assert.ok(trees.some((t) => t.kept) && trees.some((t) => !t.kept), 'some trajectories kept, some dropped');
+    const pairs = lines(join(out, 'pairs.jsonl'));
+    assert.ok(pairs.length > 0);
+    const keptIds = new Set(trees.filter((t) => t.kept).map((t) => t.id));
+    assert.ok(pairs.every((p: { questionId: string }) => keptIds.has(p.questionId)), 'pairs only from kept trajectories');
+  });
+
+  it('--method rank with a judge model: one ranking request per step, its order decides the executed step', async () => {
+    let calls = 0;
+    const judge = await startFakeOpenAI((req) => {
+      calls++;
+      const prompt = JSON.stringify(req.body['messages']);
+      const n = (prompt.match(/\\n\d+\. /g) ?? []).length || 2;
+      return JSON.stringify({ ranked_indices: Array.from({ length: n }, (_, i) => i + 1).reverse() });
+    });
+    try {
+      const out = join(tmp.dir, 'rank-judge');
+      const r = await ragtrailAsync('annotate', '--method', 'rank', '--judge', `openai:${judge.url}#judge`, '--candidates', '3', '--agent', 'react', '--policy', 'sim', '--index', index, '--dataset', join(world, 'questions.jsonl'), '--split', 'train', '--out', out, '--limit', '6', '--quiet');
+      assert.equal(r.status, 0, r.stderr);
+      assert.ok(calls > 0, 'the judge was asked');
+      const trees = lines(join(out, 'trees.jsonl'));
+      assert.equal(trees.length, 6);
+      // Each candidate's reward is 1/(1 + rank), and only the judge's first choice (rank 0) is executed further.
+      for (const t of trees) {
+        const parents = new Set(t.nodes.map((n: { parent: number }) => n.parent));
+        for (const n of t.nodes) {
+          if (n.rank !== undefined) assert.ok(Math.abs(n.value - 1 / (1 + n.rank)) < 1e-12);
+          if (n.parent >= 0 && parents.has(n.id)) assert.equal(n.rank, 0, `${t.id}/${n.id} was executed`);
+        }
+      }
+    } finally {
+      await judge.close();
+    }
+  });
+
+  it('--method mcts-judge: every new node is valued by the judge\'s grade (So the score is 70 → 0.7)', async () => {
+    const judge = await startFakeOpenAI(() => 'The process has a flaw: it is not finished. So the score is 70');
+    try {
+      const out = join(tmp.dir, 'mcts-judge');
+      const r = await ragtrailAsync('annotate', '--method', 'mcts-judge', '--judge', `openai:${judge.url}#judge`, '--values', 'running-mean', '--agent', 'reasonrag', '--policy', 'sim', '--index', index, '--dataset', join(world, 'questions.jsonl'), '--split', 'train', '--out', out, '--limit', '4', '--quiet');
+      assert.equal(r.status, 0, r.stderr);
+      assert.ok(judge.served > 0);
+      const trees = lines(join(out, 'trees.jsonl'));
+      assert.equal(trees.length, 4);
+      for (const t of trees) for (const n of t.nodes) if (n.parent >= 0 && n.N > 0) assert.ok(Math.abs(n.value - 0.7) < 1e-12 || n.terminal, `${t.id}/${n.id}: ${n.value}`);
+    } finally {
+      await judge.close();
+    }
+  });
+});
+
 describe('ragtrail prm, run --select, eval', () => {
   it('trains a PRM on mined pairs, evaluates it as JSON, and guides a run with it', () => {
     const ann = join(tmp.dir, 'puct');

@@ -30,6 +30,16 @@ describe('selection scores', () => {
     // unvisited, P 0.5 → 0 + 2.5·0.5·3/1 = 3.75
     close(puctScore({ N: 0, W: 0, pending: 0, prior: 0.5 }, 9, 2.5), 3.75);
   });
+  it('priors per mode: length-normalised (mean token log-prob), summed, uniform', () => {
+    // a: log-prob −2 over 4 tokens (mean −0.5); b: −1 over 1 token (mean −1).
+    const moves: Move[] = [
+      { action: { type: 'answer', answer: 'a' }, raw: 'a', logprob: -2, logprobTokens: 4 },
+      { action: { type: 'answer', answer: 'b' }, raw: 'b', logprob: -1, logprobTokens: 1 },
+    ];
+    close(priorsOf(moves, 'length-normalised')[0]!, 1 / (1 + Math.exp(-0.5))); // 0.6225: the long step is not penalised
+    close(priorsOf(moves, 'sequence')[0]!, 1 / (1 + Math.E)); // 0.2689
+    assert.deepEqual(priorsOf(moves, 'uniform'), [0.5, 0.5]); // ProRAG's code
+  });
   it('priors: softmax of sequence log-probabilities, uniform without them', () => {
     const p = priorsOf([{ action: { type: 'answer', answer: 'a' }, raw: 'a', logprob: Math.log(3) }, { action: { type: 'answer', answer: 'b' }, raw: 'b', logprob: Math.log(1) }]);
     close(p[0]!, 0.75);
@@ -144,6 +154,33 @@ describe('whole searches', () => {
     // Every simulation through "bridge" ends in Paris (F1 1); at distance 0 the child gets 1, then 0.99 upward.
     assert.ok(q(bridge) > 0.9);
     assert.equal(tree.root.N, 6);
+  });
+
+  it('PUCT selection weighs children by their prior: a 0.9-prior child is revisited before a 0.1-prior one is tried', async () => {
+    // The root expands into "noise" (P 0.9) and "bridge" (P 0.1); the first simulation runs the higher prior.
+    // Second selection, root N = 1: noise (N 1, Q 0) scores 0 + 2.5·0.9·√1/2 = 1.125, bridge (N 0) 2.5·0.1·1/1 = 0.25.
+    // With uniform priors: noise 2.5·0.5/2 = 0.625 < bridge 2.5·0.5 = 1.25, so bridge is tried second.
+    class PriorPolicy extends ToyPolicy {
+      override async propose(state: State, opts: ProposeOptions = {}): Promise<Move[]> {
+        if (state.steps.length > 0 || state.mustAnswer) return super.propose(state, opts);
+        return [
+          { action: { type: 'search', query: 'noise fact' }, raw: '<search> noise fact </search>', logprob: Math.log(0.9), logprobTokens: 1 },
+          { action: { type: 'search', query: 'bridge fact' }, raw: '<search> bridge fact </search>', logprob: Math.log(0.1), logprobTokens: 1 },
+        ];
+      }
+    }
+    const visits = async (prior: 'length-normalised' | 'uniform') => {
+      const m = new Mcts(env(), new PriorPolicy(), env().reset(question), { ...PUCT_DEFAULTS, simulations: 2, maxChildren: 2, batch: 1, seed: 0, prior });
+      const tree = await m.run();
+      const [noise, bridge] = ['noise', 'bridge'].map((w) => tree.children(tree.root).find((c) => c.step!.raw.includes(w))!);
+      return { noise: noise!.N, bridge: bridge!.N, priors: [noise!.prior, bridge!.prior] };
+    };
+    const weighted = await visits('length-normalised');
+    close(weighted.priors[0]!, 0.9);
+    assert.deepEqual({ noise: weighted.noise, bridge: weighted.bridge }, { noise: 2, bridge: 0 });
+    const uniform = await visits('uniform');
+    assert.deepEqual(uniform.priors, [0.5, 0.5]);
+    assert.deepEqual({ noise: uniform.noise, bridge: uniform.bridge }, { noise: 1, bridge: 1 });
   });
 
   it('is deterministic for a seed, whatever the batch timing', async () => {
