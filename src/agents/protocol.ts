@@ -61,15 +61,26 @@ export function tagContent(text: string, tag: string): string | undefined {
   return (close < 0 ? text.slice(start) : text.slice(start, close)).trim();
 }
 
-/** The first of several tags to appear in the text, with its contents. */
+/**
+ * The action tag of a model turn: the first of the tags (by where it opens) that is closed — as
+ * Search-R1's `<(search|answer)>(.*?)</\1>` and ProRAG's rollout read turns, so a tag merely named in
+ * the reasoning ("I will write it in <answer> later") is not the action. Failing that, the last tag
+ * opened, unclosed, when no closing tag follows it: generation stopped at its closing stop string.
+ */
 export function firstTag(text: string, tags: readonly string[]): { tag: string; content: string } | undefined {
-  let best: { tag: string; at: number } | undefined;
-  for (const tag of tags) {
-    const at = text.indexOf(`<${tag}>`);
-    if (at >= 0 && (!best || at < best.at)) best = { tag, at };
+  const opens: { tag: string; at: number }[] = [];
+  for (const tag of tags) for (let at = text.indexOf(`<${tag}>`); at >= 0; at = text.indexOf(`<${tag}>`, at + 1)) opens.push({ tag, at });
+  if (opens.length === 0) return undefined;
+  opens.sort((a, b) => a.at - b.at);
+  for (const { tag, at } of opens) {
+    const start = at + tag.length + 2;
+    const close = text.indexOf(`</${tag}>`, start);
+    if (close >= 0) return { tag, content: text.slice(start, close).trim() };
   }
-  if (!best) return undefined;
-  return { tag: best.tag, content: tagContent(text.slice(best.at), best.tag) ?? '' };
+  const last = opens[opens.length - 1]!;
+  const rest = text.slice(last.at + last.tag.length + 2);
+  if (/<\/[a-z_]+>/i.test(rest)) return undefined; // closed by another tag: crossed, not cut off
+  return { tag: last.tag, content: rest.trim() };
 }
 
 /** Documents as Search-R1 shows them: `Doc 1 (Title: …) text`, one per line. */
