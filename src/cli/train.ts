@@ -45,6 +45,8 @@ interface TrainOpts extends Omit<EnvOpts, 'agent'> {
   epsHigh?: number;
   stageSwitch?: number;
   embedder?: string;
+  stepForm?: 'code' | 'spec';
+  lambdaF?: number;
   // TRL
   out?: string;
   model: string;
@@ -208,6 +210,8 @@ async function trainGym(opts: TrainOpts): Promise<void> {
       ...(opts.epsLow !== undefined ? { epsLow: opts.epsLow } : {}),
       ...(opts.epsHigh !== undefined ? { epsHigh: opts.epsHigh } : {}),
       ...(opts.stageSwitch !== undefined ? { stageSwitch: opts.stageSwitch } : {}),
+      ...(opts.stepForm ? { stepForm: opts.stepForm } : {}),
+      ...(opts.lambdaF !== undefined ? { lambdaF: opts.lambdaF } : {}),
       rewardOptions: opts.option,
     };
     console.log(`${algo} on ${service.opts.questions.length} questions`);
@@ -249,6 +253,8 @@ export function registerTrain(program: Command): void {
     .option('--eps-low <x>', 'gym RL: lower clip ε', numberArg(0, 1))
     .option('--eps-high <x>', 'gym RL: upper clip ε (DAPO 0.28)', numberArg(0, 10))
     .option('--stage-switch <x>', 'gym lws: share of the batches after which the stage-2 reward replaces stage 1 (LWS: 0.5)', numberArg(0, 1))
+    .option('--step-form <f>', "gym prorag: step reward sigmoid(PRM) + (+1 / −2) for the schema (code, ProRAG's) or PRM + λ_f·1[schema] (spec)", choiceArg(['code', 'spec'] as const))
+    .option('--lambda-f <x>', 'gym prorag, spec form: weight λ_f of the step-format term', numberArg(0, 100))
     .option('--embedder <spec>', `gym RL: embedder of rewards that embed queries (LWS search reward; default hash:512): ${EMBEDDER_SPEC_HELP}`)
     .option('--out <dir>', 'trl: output folder (model, trl-config.json, log_history.jsonl, summary.json)')
     .option('--model <m>', 'trl: "tiny" (random model built from a config, for smoke runs), a checkpoint folder or a hub id', 'tiny')

@@ -13,7 +13,7 @@ import { preferencePairs, demonstrations } from '../../src/learn/gym/data.js';
 import { clippedPolicyLoss, type ClipOptions, logProb, type SampledStep, sftLoss, stepDpoLoss } from '../../src/learn/gym/objective.js';
 import { type Choice, GymPolicy } from '../../src/learn/gym/policy.js';
 import { sampleEpisode } from '../../src/learn/gym/rollout.js';
-import { type RlAlgo, trainDpo, trainRl, trainSft } from '../../src/learn/gym/train.js';
+import { proragStepScores, type RlAlgo, trainDpo, trainRl, trainSft } from '../../src/learn/gym/train.js';
 import { ScoreModel } from '../../src/prm/model.js';
 import type { Candidate, PRM } from '../../src/prm/types.js';
 import { annotateQuestion } from '../../src/process/annotate.js';
@@ -239,6 +239,18 @@ describe('gym trainers on a tiny world', () => {
     const log = await trainRl(policy, { env, questions: train.slice(0, 10) }, { algo: 'grpo', epochs: 1, questionsPerBatch: 5, groupSize: 4, updatesPerBatch: 2, temperature: 0.9 });
     assert.equal(log.length, 2);
     for (const e of log) assert.ok(Math.abs(e['ratio']! - 1) < 1e-9, `batch ${e.step}: mean ρ ${e['ratio']}`);
+  });
+
+  it('ProRAG step rewards: the PRM output plus the step-format term (code: sigmoid + 1; spec: PRM + λ_f)', async () => {
+    const prorag = getProtocol('prorag');
+    const penv = new RagEnv({ retriever: env.config.retriever, topK: 3, maxTurns: 6 });
+    const ep = await sampleEpisode(penv, GymPolicy.fresh(prorag), train[0]!, 1, 3);
+    const logit3: PRM = { name: 'ln3', score: async (_s, cs) => cs.map(() => Math.log(3)) };
+    const n = ep.decisions.length;
+    assert.ok(n >= 1);
+    // The gym writes well-formed steps: sigmoid(ln 3) = 0.75, + 1 for the schema.
+    assert.deepEqual(await proragStepScores(logit3, ep), Array(n).fill(1.75));
+    assert.deepEqual(await proragStepScores(logit3, ep, 'spec', 0.5), Array(n).fill(Math.log(3) + 0.5));
   });
 
   it('reward options reach every stage of the trainer (--option), and a bad one is refused before any rollout', async () => {

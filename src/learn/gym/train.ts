@@ -17,6 +17,7 @@ import type { RagEnv } from '../../env/env.js';
 import { Adam } from '../../prm/model.js';
 import type { PRM } from '../../prm/types.js';
 import { contextFor } from '../../rewards/apply.js';
+import { type ProragForm, proragStepRewards } from '../../rewards/prorag.js';
 import { dualGranularityAdvantages, grpoAdvantages, mean } from '../../rewards/rl.js';
 import { composeScheme, type ComposedScheme } from '../../rewards/schemes.js';
 import { createEmbedder, type Embedder } from '../../retrieval/embedders/embedder.js';
@@ -145,10 +146,13 @@ export interface RlConfig extends ClipOptions {
   dynamicSampling: boolean;
   /** ProRAG: weight of the step advantage. */
   w: number;
+  /** ProRAG: step reward form (code: sigmoid(PRM) ± format; spec: PRM + λ_f·format) and λ_f. */
+  stepForm: ProragForm;
+  lambdaF: number;
 }
 
 export function rlDefaults(algo: RlAlgo): RlConfig {
-  const base = { algo, epochs: 3, questionsPerBatch: 16, groupSize: 8, updatesPerBatch: 2, lr: 0.05, l2: 1e-4, seed: 0, temperature: 1, tau: 1, kl: 'k3' as const, stageSwitch: 0.5, w: 0.3, rewardOptions: [] };
+  const base = { algo, epochs: 3, questionsPerBatch: 16, groupSize: 8, updatesPerBatch: 2, lr: 0.05, l2: 1e-4, seed: 0, temperature: 1, tau: 1, kl: 'k3' as const, stageSwitch: 0.5, w: 0.3, rewardOptions: [], stepForm: 'code' as const, lambdaF: 1 };
   switch (algo) {
     case 'grpo':
       return { ...base, epsLow: 0.2, epsHigh: 0.2, beta: 0.04, aggregate: 'sequence', reward: 'em', dynamicSampling: false };
@@ -178,13 +182,18 @@ interface Group {
   advantages: number[][];
 }
 
-async function stepRewards(prm: PRM, ep: Episode): Promise<number[]> {
-  const out: number[] = [];
+/**
+ * ProRAG's step rewards of an episode: the PRM's output for each step plus the step-format term —
+ * code form sigmoid(PRM logit) + (+1 / −2), spec form PRM + λ_f·1[schema] (SPEC §4, §9; rewards/prorag.ts).
+ */
+export async function proragStepScores(prm: PRM, ep: Episode, form: ProragForm = 'code', lambdaF = 1): Promise<number[]> {
+  const raw: number[] = [];
   for (const d of ep.decisions) {
     const c = d.choice.candidates[d.action]!;
-    out.push((await prm.score(d.state, [{ action: c.action, raw: '' }]))[0]!);
+    raw.push((await prm.score(d.state, [{ action: c.action, raw: '' }]))[0]!);
   }
-  return out;
+  // Decision k is the episode's step k.
+  return proragStepRewards({ steps: ep.trajectory.steps.slice(0, raw.length) }, raw, form, lambdaF);
 }
 
 export async function trainRl(policy: GymPolicy, ctx: RlContext, config: Partial<RlConfig> & { algo: RlAlgo }): Promise<LogEntry[]> {
@@ -232,7 +241,7 @@ export async function trainRl(policy: GymPolicy, ctx: RlContext, config: Partial
         decisions += episodes.reduce((n, e) => n + e.decisions.length, 0);
         let advantages: number[][];
         if (cfg.algo === 'prorag') {
-          const steps = await Promise.all(episodes.map((e) => stepRewards(ctx.prm!, e)));
+          const steps = await Promise.all(episodes.map((e) => proragStepScores(ctx.prm!, e, cfg.stepForm, cfg.lambdaF)));
           advantages = dualGranularityAdvantages(
             episodes.map((e, i) => ({ outcome: rewards[i]!, stepRewards: steps[i]!, tokenSteps: e.decisions.map((_, k) => k) })),
             { w: cfg.w },
