@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { InputError } from '../core/errors.js';
+import { ensureOutDir } from '../core/io.js';
 import { createModel } from './setup.js';
 import { ANNOTATE_METHODS, type AnnotateMethod, annotate } from '../process/annotate.js';
 import type { AnnotationStats } from '../process/stats.js';
@@ -85,6 +86,7 @@ export function registerAnnotate(program: Command): void {
     .hook('preAction', (c) => applyConfigFile(c))
     .action(async (opts: AnnotateOpts, c: Command) => {
       requireOptions(c, ['index', 'dataset', 'out']);
+      ensureOutDir(opts.out!);
       const rankSource = opts.rankSource ?? (opts.judge ? 'judge' : undefined);
       if (opts.method === 'rank' && !rankSource) throw new InputError('--method rank needs --judge SPEC, or --rank-source rollout|random');
       if ((opts.method === 'mcts-judge' || rankSource === 'judge') && !opts.judge) throw new InputError(`--method ${opts.method} needs --judge SPEC`);

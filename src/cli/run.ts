@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { InputError } from '../core/errors.js';
+import { ensureOutDir } from '../core/io.js';
 import { runQuestions } from '../eval/run.js';
 import { PRM_CANDIDATES, PRM_SPEC_HELP, type PrmCandidates } from '../prm/select.js';
 import { applyConfigFile, requireOptions } from './config.js';
@@ -36,6 +37,7 @@ export function registerRun(program: Command): void {
     .hook('preAction', (c) => applyConfigFile(c))
     .action(async (opts: RunOpts, c: Command) => {
       requireOptions(c, ['index', 'dataset', 'out']);
+      ensureOutDir(opts.out!);
       if (opts.select === 'prm' && !opts.prm) throw new InputError('--select prm needs --prm SPEC', `e.g. --prm runs/prm.json (${PRM_SPEC_HELP})`);
       const { protocol, llm, retriever, env, policy, temperature, vote } = await setupAgent(opts, { select: opts.select, prm: opts.prm, n: opts.n, temperature: opts.temperature, prmCandidates: opts.prmCandidates });
       const questions = await loadQuestions(opts.dataset!, opts);

@@ -5,7 +5,7 @@
  * context passages of question sets.
  */
 import { InputError, RecordError } from '../core/errors.js';
-import { readJsonl, readLines, writeFileAtomic, writeLine } from '../core/io.js';
+import { invalidUtf8Error, readLines, writeFileAtomic, writeLine } from '../core/io.js';
 import type { Passage, Question } from '../core/types.js';
 
 export const CORPUS_FORMATS = ['ragtrail', 'flashrag'] as const;
@@ -44,9 +44,10 @@ function unquoteTsv(field: string): string {
   return field;
 }
 
-async function* readTsvCorpus(path: string): AsyncGenerator<Passage> {
+async function* readTsvCorpus(path: string): AsyncGenerator<Passage & { line: number }> {
   let cols: { id: number; text: number; title: number } | undefined;
-  for await (const { text, line } of readLines(path)) {
+  for await (const { text, line, invalidUtf8 } of readLines(path)) {
+    if (invalidUtf8) throw invalidUtf8Error(path, line);
     if (text === '') continue;
     const fields = text.split('\t');
     if (!cols) {
@@ -60,17 +61,82 @@ async function* readTsvCorpus(path: string): AsyncGenerator<Passage> {
     const id = fields[cols.id];
     const body = fields[cols.text];
     if (id === undefined || body === undefined) throw new RecordError({ file: path, line }, 'text', 'is missing (too few columns)');
-    yield { id: unquoteTsv(id), title: cols.title >= 0 ? unquoteTsv(fields[cols.title] ?? '') : '', text: unquoteTsv(body) };
+    yield { id: unquoteTsv(id), title: cols.title >= 0 ? unquoteTsv(fields[cols.title] ?? '') : '', text: unquoteTsv(body), line };
   }
 }
 
-/** Streams a corpus file (.jsonl, .tsv, either optionally .gz); the layout of each JSON line is detected. */
-export async function* readCorpus(path: string): AsyncGenerator<Passage> {
+/**
+ * The passage ids seen so far, to refuse duplicates. Numeric ids (DPR's Wikipedia, FlashRAG's wiki
+ * dumps: 21M of them) go in a bitset of a few MB instead of a Set of strings of a gigabyte or more.
+ */
+class IdSet {
+  private bits = new Uint8Array(1 << 16);
+  private readonly other = new Set<string>();
+
+  /** Adds `id`; false when it was already there. */
+  add(id: string): boolean {
+    if (/^(0|[1-9]\d{0,8})$/.test(id)) {
+      const n = Number(id);
+      if (n >> 3 >= this.bits.length) {
+        const bigger = new Uint8Array(Math.max(this.bits.length * 2, (n >> 3) + 1));
+        bigger.set(this.bits);
+        this.bits = bigger;
+      }
+      const mask = 1 << (n & 7);
+      if (this.bits[n >> 3]! & mask) return false;
+      this.bits[n >> 3]! |= mask;
+      return true;
+    }
+    if (this.other.has(id)) return false;
+    this.other.add(id);
+    return true;
+  }
+}
+
+export interface CorpusReadOptions {
+  /** Skip lines that are not UTF-8, records that do not fit and repeated ids (each reported to `onInvalid`) instead of failing. */
+  skipInvalid?: boolean;
+  onInvalid?: (error: InputError) => void;
+}
+
+async function* corpusRecords(path: string, opts: CorpusReadOptions): AsyncGenerator<Passage & { line: number }> {
   if (/\.tsv(\.gz)?$/i.test(path)) {
     yield* readTsvCorpus(path);
     return;
   }
-  for await (const { value, loc } of readJsonl(path)) yield passageFromRecord(value, loc.file, loc.line);
+  for await (const { text, line, invalidUtf8 } of readLines(path)) {
+    try {
+      if (invalidUtf8) throw invalidUtf8Error(path, line);
+      if (text.trim() === '') continue;
+      let value: unknown;
+      try {
+        value = JSON.parse(text);
+      } catch (e) {
+        throw new InputError(`${path}:${line}: invalid JSON (${e instanceof Error ? e.message : String(e)})`, 'fix or remove that line, or pass --skip-invalid');
+      }
+      yield { ...passageFromRecord(value, path, line), line };
+    } catch (e) {
+      if (opts.skipInvalid && e instanceof InputError) opts.onInvalid?.(e);
+      else throw e;
+    }
+  }
+}
+
+/**
+ * Streams a corpus file (.jsonl, .tsv, either optionally .gz); the layout of each JSON line is
+ * detected. A repeated passage id is an error (the index would hold two passages under one id).
+ */
+export async function* readCorpus(path: string, opts: CorpusReadOptions = {}): AsyncGenerator<Passage> {
+  const ids = new IdSet();
+  for await (const { line, ...p } of corpusRecords(path, opts)) {
+    if (!ids.add(p.id)) {
+      const e = new RecordError({ file: path, line }, 'id', `"${p.id}" repeats an earlier passage's id`, 'passage ids must be unique: fix the corpus, or pass --skip-invalid to keep the first');
+      if (!opts.skipInvalid) throw e;
+      opts.onInvalid?.(e);
+      continue;
+    }
+    yield p;
+  }
 }
 
 export function passageToRecord(p: Passage, format: CorpusFormat): Record<string, string> {
