@@ -7,7 +7,7 @@ import { createModel } from './setup.js';
 import { ANNOTATE_METHODS, type AnnotateMethod, annotate } from '../process/annotate.js';
 import type { AnnotationStats } from '../process/stats.js';
 import { applyConfigFile, requireOptions } from './config.js';
-import { choiceArg, intArg, numberArg } from './options.js';
+import { addRetryOption, choiceArg, intArg, numberArg } from './options.js';
 import { addAgentOptions, type AgentOpts, loadQuestions, nonLlmNote, setupAgent } from './setup.js';
 import { fixed, formatTable } from './table.js';
 
@@ -83,7 +83,8 @@ export function registerAnnotate(program: Command): void {
     .option('--label-threshold <x>', 'stepwise labels and SFT steps: Q at or above this is good', numberArg(-100, 100), 0.5)
     .option('--config <file>', 'JSON file of option values (command-line flags win)')
     .option('--quiet', 'no progress line', false)
-    .hook('preAction', (c) => applyConfigFile(c))
+    .hook('preAction', (c) => applyConfigFile(c));
+  addRetryOption(cmd)
     .action(async (opts: AnnotateOpts, c: Command) => {
       requireOptions(c, ['index', 'dataset', 'out']);
       ensureOutDir(opts.out!);

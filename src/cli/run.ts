@@ -5,7 +5,7 @@ import { ensureOutDir } from '../core/io.js';
 import { runQuestions } from '../eval/run.js';
 import { PRM_CANDIDATES, PRM_SPEC_HELP, type PrmCandidates } from '../prm/select.js';
 import { applyConfigFile, requireOptions } from './config.js';
-import { choiceArg, intArg, numberArg } from './options.js';
+import { addRetryOption, choiceArg, intArg, numberArg } from './options.js';
 import { addAgentOptions, type AgentOpts, loadQuestions, nonLlmNote, setupAgent } from './setup.js';
 import { fixed, formatTable } from './table.js';
 
@@ -34,7 +34,8 @@ export function registerRun(program: Command): void {
     .option('--seed <n>', 'run seed (each step is sampled with a seed derived from it)', intArg(0), 0)
     .option('--config <file>', 'JSON file of option values (command-line flags win)')
     .option('--quiet', 'no progress line', false)
-    .hook('preAction', (c) => applyConfigFile(c))
+    .hook('preAction', (c) => applyConfigFile(c));
+  addRetryOption(cmd)
     .action(async (opts: RunOpts, c: Command) => {
       requireOptions(c, ['index', 'dataset', 'out']);
       ensureOutDir(opts.out!);
