@@ -230,10 +230,11 @@ export async function* readJsonArray(path: string): AsyncGenerator<LocatedValue>
 
 /** The first non-whitespace character of a (possibly gzipped) text file, or '' for an empty file. */
 export async function firstSignificantChar(path: string): Promise<string> {
-  const stream = await openText(path);
+  // Bytes, not checked text: a bad byte further on is reported with its line by whoever reads the file.
+  const stream = await openBytes(path);
   try {
     for await (const chunk of stream) {
-      const m = /\S/.exec(chunk as string);
+      const m = /\S/.exec((chunk as Buffer).toString('utf8'));
       if (m) return m[0];
     }
     return '';

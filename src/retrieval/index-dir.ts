@@ -105,7 +105,6 @@ async function* storedPassages(dir: string, from: number): AsyncGenerator<Passag
 
 export async function buildIndex(corpusPath: string, dir: string, opts: IndexBuildOptions): Promise<IndexManifest> {
   const wantBm25 = opts.bm25 ?? !opts.embedder;
-  mkdirSync(dir, { recursive: true });
   let manifest: IndexManifest | undefined;
   if (existsSync(manifestPath(dir))) {
     manifest = readManifest(dir);
