@@ -30,13 +30,16 @@ function optionValueSchema(option: Option): z.ZodType {
   return scalar.transform((v, ctx) => one(v, undefined, ctx));
 }
 
-/** The schema of `cmd`'s config file: one optional key per option (camelCase). */
+const kebab = (s: string) => s.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+
+/** The schema of `cmd`'s config file: one optional key per option, camelCase or kebab-case. */
 export function commandConfigSchema(cmd: Command): z.ZodObject {
   const shape: Record<string, z.ZodType> = {};
   for (const option of cmd.options) {
     const key = option.attributeName();
     if (key === 'config' || key === 'help') continue;
     shape[key] = optionValueSchema(option).optional();
+    shape[kebab(key)] = shape[key];
   }
   return z.object(shape).strict();
 }
@@ -48,11 +51,11 @@ export function applyConfigFile(cmd: Command): void {
   const hint = `pass a JSON object of option values, e.g. {"llm": "openai:http://127.0.0.1:8000/v1#model"}; see \`ragtrail ${cmd.name()} --help\``;
   const raw = readJsonConfig(path, what, hint);
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new InputError(`${what}: must be a JSON object`, hint);
-  const byCamel: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(raw as Record<string, unknown>)) byCamel[camel(k)] = v;
-  const config = checkConfig(commandConfigSchema(cmd), byCamel, what, hint) as Record<string, unknown>;
-  for (const [key, value] of Object.entries(config)) {
+  // Checked under the user's own spelling of each key, so that errors quote it.
+  const config = checkConfig(commandConfigSchema(cmd), raw, what, hint) as Record<string, unknown>;
+  for (const [rawKey, value] of Object.entries(config)) {
     if (value === undefined) continue;
+    const key = camel(rawKey);
     const source = cmd.getOptionValueSource(key);
     if (source === 'cli' || source === 'env') continue;
     cmd.setOptionValueWithSource(key, value, 'config');

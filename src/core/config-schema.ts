@@ -60,7 +60,7 @@ function describeIssue(schema: z.ZodType, issue: z.core.$ZodIssue): string {
     const at = where ? ` in "${where}"` : '';
     return `unknown key "${key}"${at}${near.length ? ` (did you mean "${near[0]}"?)` : allowed.length ? ` (allowed: ${allowed.join(', ')})` : ''}`;
   }
-  const message = issue.message.replace(/^Invalid input: /, '');
+  const message = issue.message.replace(/^Invalid (input|option): /, '');
   return `"${where}" ${message}`;
 }
 
