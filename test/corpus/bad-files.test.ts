@@ -15,7 +15,8 @@ const bamboogle = readFileSync(data('flashrag', 'bamboogle_test.jsonl'), 'utf8')
 describe('invalid UTF-8', () => {
   // Line 3 as a Latin-1 editor would save it: "é" as the single byte 0xE9.
   const lines = bamboogle.slice(0, 5).map((l) => Buffer.from(l + '\n'));
-  lines[2] = Buffer.concat([Buffer.from(bamboogle[2]!.replace(/"question": "/, '"question": "caf'), 'utf8'), Buffer.from([0xe9]), Buffer.from('\n')]);
+  const [head, tail] = bamboogle[2]!.split('"question": "') as [string, string];
+  lines[2] = Buffer.concat([Buffer.from(`${head}"question": "caf`), Buffer.from([0xe9]), Buffer.from(` ${tail}\n`)]);
   const path = join(tmp.dir, 'latin1.jsonl');
   writeFileSync(path, Buffer.concat(lines));
 
