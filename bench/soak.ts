@@ -16,14 +16,13 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { formatTable } from '../src/cli/table.js';
 import { retryStats } from '../src/core/http.js';
-import type { Trajectory } from '../src/core/trajectory.js';
 import { loadDatasetAll } from '../src/corpus/dataset.js';
 import { generateWorld, writeWorld } from '../src/corpus/world/index.js';
 import { buildSystem } from '../src/eval/systems.js';
 import { runQuestions } from '../src/eval/run.js';
 import { readTrajectories } from '../src/eval/trajectories.js';
 import { buildIndex, openRetriever } from '../src/retrieval/index-dir.js';
-import { startFakeOpenAI } from '../test/fixtures/fake-openai.js';
+import { comparable, searchR1Reply, startFakeOpenAI } from '../test/fixtures/fake-openai.js';
 
 const { values: a } = parseArgs({
   options: {
@@ -41,13 +40,6 @@ const { values: a } = parseArgs({
 const n = Number(a.questions);
 const dir = mkdtempSync(join(tmpdir(), 'ragtrail-bench-soak-'));
 
-// Search for the question's last words, then answer with the first title shown: a function of the request alone.
-const reply = (r: { body: Record<string, unknown> }) => {
-  const msgs = r.body['messages'] as { content: string }[];
-  if (msgs.length <= 2) return `<think>look it up</think><search> ${msgs.at(-1)!.content.split(/\s+/).slice(-6).join(' ')} </search>`;
-  const title = /Title:\s*([^)]+)\)/.exec(msgs.at(-1)!.content)?.[1] ?? 'none';
-  return `<think>found</think><answer> ${title} </answer>`;
-};
 
 interface Outcome {
   name: string;
@@ -68,7 +60,7 @@ try {
   const questions = (await loadDatasetAll(join(dir, 'world', 'questions.jsonl'))).questions.slice(0, n);
 
   const run = async (name: string, faulty: boolean): Promise<Outcome> => {
-    const fake = await startFakeOpenAI(reply, {
+    const fake = await startFakeOpenAI(searchR1Reply, {
       delayMs: Number(a['delay-ms']),
       recordRequests: false,
       ...(faulty ? { faults: { rate: Number(a['fault-rate']), seed: Number(a.seed) } } : {}),
@@ -90,9 +82,7 @@ try {
       const seconds = (performance.now() - t0) / 1000;
       clearTimeout(outage);
       await built.llm?.close();
-      // Timings and the server's port differ between runs; nothing else may.
-      const strip = (t: Trajectory) => ({ ...t, policy: '', latencyMs: 0, steps: t.steps.map((s) => ({ ...s, latencyMs: 0, llmMs: 0, retrievalMs: 0 })) });
-      const trajectories = (await readTrajectories(out)).map(strip).sort((x, y) => x.id.localeCompare(y.id));
+      const trajectories = (await readTrajectories(out)).map(comparable).sort((x, y) => x.id.localeCompare(y.id));
       const { policy: _p, latencyMs: _l, session: _s, ...summary } = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as Record<string, unknown>;
       return { name, seconds, served: fake.served, injected: fake.injected, retries: retryStats.retries - before.retries, recovered: retryStats.recovered - before.recovered, waitedMs: retryStats.waitedMs - before.waitedMs, trajectories, summary };
     } finally {

@@ -10,7 +10,6 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fetchJson, HttpError, type RetryWait, retryEvents } from '../../src/core/http.js';
 import { Progress } from '../../src/core/progress.js';
-import type { Trajectory } from '../../src/core/trajectory.js';
 import { generateWorld, writeWorld } from '../../src/corpus/world/index.js';
 import { loadDataset } from '../../src/corpus/dataset.js';
 import { buildSystem } from '../../src/eval/systems.js';
@@ -18,7 +17,7 @@ import { runQuestions } from '../../src/eval/run.js';
 import { readTrajectories } from '../../src/eval/trajectories.js';
 import { OpenAICompatibleLLM } from '../../src/llm/openai.js';
 import { buildIndex, openRetriever } from '../../src/retrieval/index-dir.js';
-import { startFakeOpenAI } from '../fixtures/fake-openai.js';
+import { comparable, searchR1Reply, startFakeOpenAI } from '../fixtures/fake-openai.js';
 import { collectAll, tempDir } from '../helpers.js';
 
 const tmp = tempDir();
@@ -141,16 +140,9 @@ describe('whole runs at a 50% fault rate equal a fault-free run', () => {
     await buildIndex(join(tmp.dir, 'world', 'corpus.jsonl'), index, { quiet: true });
   });
 
-  // Search for the question's last words, then answer with the first title shown: a function of the request alone.
-  const reply = (r: { body: Record<string, unknown> }) => {
-    const msgs = r.body['messages'] as { content: string }[];
-    if (msgs.length <= 2) return `<think>look it up</think><search> ${msgs.at(-1)!.content.split(/\s+/).slice(-6).join(' ')} </search>`;
-    const title = /Title:\s*([^)]+)\)/.exec(msgs.at(-1)!.content)?.[1] ?? 'none';
-    return `<think>found</think><answer> ${title} </answer>`;
-  };
-
+  
   const runWith = async (name: string, faults?: { rate: number; seed: number }, outageMs = 0) => {
-    const fake = await startFakeOpenAI(reply, { faults, recordRequests: false });
+    const fake = await startFakeOpenAI(searchR1Reply, { faults, recordRequests: false });
     try {
       const retriever = await openRetriever(index);
       const questions = (await collectAll(loadDataset(questionsPath))).slice(0, 30);
@@ -162,9 +154,7 @@ describe('whole runs at a 50% fault rate equal a fault-free run', () => {
       await runQuestions({ outDir: out, env: built.env, policy: built.policy, questions, concurrency: 4, temperature: 0, config: { name }, quiet: true });
       const seconds = (performance.now() - t0) / 1000;
       await built.llm?.close();
-      // Timings and the server's port differ from run to run; everything else must not.
-      const strip = (t: Trajectory) => ({ ...t, policy: '', latencyMs: 0, steps: t.steps.map((s) => ({ ...s, latencyMs: 0, llmMs: 0, retrievalMs: 0 })) });
-      return { trajectories: (await readTrajectories(out)).map(strip).sort((a, b) => a.id.localeCompare(b.id)), injected: fake.injected, served: fake.served, seconds };
+      return { trajectories: (await readTrajectories(out)).map(comparable).sort((a, b) => a.id.localeCompare(b.id)), injected: fake.injected, served: fake.served, seconds };
     } finally {
       await fake.close();
     }
