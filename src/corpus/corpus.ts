@@ -44,25 +44,19 @@ function unquoteTsv(field: string): string {
   return field;
 }
 
-async function* readTsvCorpus(path: string): AsyncGenerator<Passage & { line: number }> {
-  let cols: { id: number; text: number; title: number } | undefined;
-  for await (const { text, line, invalidUtf8 } of readLines(path)) {
-    if (invalidUtf8) throw invalidUtf8Error(path, line);
-    if (text === '') continue;
-    const fields = text.split('\t');
-    if (!cols) {
-      const header = fields.map((f) => f.trim().toLowerCase());
-      cols = { id: header.indexOf('id'), text: header.indexOf('text'), title: header.indexOf('title') };
-      if (cols.id < 0 || cols.text < 0) {
-        throw new InputError(`${path}:1: a TSV corpus needs a header with "id" and "text" columns (and optionally "title")`, 'add the header line');
-      }
-      continue;
-    }
-    const id = fields[cols.id];
-    const body = fields[cols.text];
-    if (id === undefined || body === undefined) throw new RecordError({ file: path, line }, 'text', 'is missing (too few columns)');
-    yield { id: unquoteTsv(id), title: cols.title >= 0 ? unquoteTsv(fields[cols.title] ?? '') : '', text: unquoteTsv(body), line };
-  }
+function tsvColumns(path: string, header: string): { id: number; text: number; title: number } {
+  const names = header.split('\t').map((f) => f.trim().toLowerCase());
+  const cols = { id: names.indexOf('id'), text: names.indexOf('text'), title: names.indexOf('title') };
+  if (cols.id < 0 || cols.text < 0) throw new InputError(`${path}:1: a TSV corpus needs a header with "id" and "text" columns (and optionally "title")`, 'add the header line');
+  return cols;
+}
+
+function tsvPassage(path: string, line: number, text: string, cols: { id: number; text: number; title: number }): Passage {
+  const fields = text.split('\t');
+  const id = fields[cols.id];
+  const body = fields[cols.text];
+  if (id === undefined || body === undefined) throw new RecordError({ file: path, line }, 'text', 'is missing (too few columns)');
+  return { id: unquoteTsv(id), title: cols.title >= 0 ? unquoteTsv(fields[cols.title] ?? '') : '', text: unquoteTsv(body) };
 }
 
 /**
@@ -99,41 +93,45 @@ export interface CorpusReadOptions {
   onInvalid?: (error: InputError) => void;
 }
 
-async function* corpusRecords(path: string, opts: CorpusReadOptions): AsyncGenerator<Passage & { line: number }> {
-  if (/\.tsv(\.gz)?$/i.test(path)) {
-    yield* readTsvCorpus(path);
-    return;
-  }
-  for await (const { text, line, invalidUtf8 } of readLines(path)) {
-    try {
-      if (invalidUtf8) throw invalidUtf8Error(path, line);
-      if (text.trim() === '') continue;
-      let value: unknown;
-      try {
-        value = JSON.parse(text);
-      } catch (e) {
-        throw new InputError(`${path}:${line}: invalid JSON (${e instanceof Error ? e.message : String(e)})`, 'fix or remove that line, or pass --skip-invalid');
-      }
-      yield { ...passageFromRecord(value, path, line), line };
-    } catch (e) {
-      if (opts.skipInvalid && e instanceof InputError) opts.onInvalid?.(e);
-      else throw e;
-    }
-  }
-}
-
 /**
  * Streams a corpus file (.jsonl, .tsv, either optionally .gz); the layout of each JSON line is
  * detected. A repeated passage id is an error (the index would hold two passages under one id).
+ * One generator, no per-record wrapper objects: this loop feeds index builds of millions of passages.
  */
 export async function* readCorpus(path: string, opts: CorpusReadOptions = {}): AsyncGenerator<Passage> {
   const ids = new IdSet();
-  for await (const { line, ...p } of corpusRecords(path, opts)) {
-    if (!ids.add(p.id)) {
-      const e = new RecordError({ file: path, line }, 'id', `"${p.id}" repeats an earlier passage's id`, 'passage ids must be unique: fix the corpus, or pass --skip-invalid to keep the first');
-      if (!opts.skipInvalid) throw e;
-      opts.onInvalid?.(e);
+  const tsv = /\.tsv(\.gz)?$/i.test(path);
+  let cols: { id: number; text: number; title: number } | undefined;
+  for await (const { text, line, invalidUtf8 } of readLines(path)) {
+    if (tsv && !cols) {
+      // The header is not a record: a bad one stops the read even with skipInvalid.
+      if (invalidUtf8) throw invalidUtf8Error(path, line);
+      if (text !== '') cols = tsvColumns(path, text);
       continue;
+    }
+    let p: Passage;
+    try {
+      if (invalidUtf8) throw invalidUtf8Error(path, line);
+      if (cols) {
+        if (text === '') continue;
+        p = tsvPassage(path, line, text, cols);
+      } else {
+        if (text.trim() === '') continue;
+        let value: unknown;
+        try {
+          value = JSON.parse(text);
+        } catch (e) {
+          throw new InputError(`${path}:${line}: invalid JSON (${e instanceof Error ? e.message : String(e)})`, 'fix or remove that line, or pass --skip-invalid');
+        }
+        p = passageFromRecord(value, path, line);
+      }
+      if (!ids.add(p.id)) throw new RecordError({ file: path, line }, 'id', `"${p.id}" repeats an earlier passage's id`, 'passage ids must be unique: fix the corpus, or pass --skip-invalid to keep the first');
+    } catch (e) {
+      if (opts.skipInvalid && e instanceof InputError) {
+        opts.onInvalid?.(e);
+        continue;
+      }
+      throw e;
     }
     yield p;
   }
