@@ -106,15 +106,16 @@ async function* storedPassages(dir: string, from: number): AsyncGenerator<Passag
 export async function buildIndex(corpusPath: string, dir: string, opts: IndexBuildOptions): Promise<IndexManifest> {
   const wantBm25 = opts.bm25 ?? !opts.embedder;
   let manifest: IndexManifest | undefined;
-  if (existsSync(manifestPath(dir))) {
+  if (existsSync(dir) && !statSync(dir).isDirectory()) throw new InputError(`--out ${dir}: is a file, not a folder`, 'name a folder for the index');
+  if (existsSync(manifestPath(dir)) && opts.force) {
+    // Without reading the manifest: --force is also the fix for a damaged one.
+    for (const part of ['bm25', 'dense', 'index.json']) rmSync(join(dir, part), { recursive: true, force: true });
+  } else if (existsSync(manifestPath(dir))) {
     manifest = readManifest(dir);
     const now = existsSync(corpusPath) ? corpusStat(corpusPath) : undefined;
     const other = resolve(manifest.corpus) !== resolve(corpusPath);
     const changed = !other && now !== undefined && manifest.corpusStat !== undefined && (now.size !== manifest.corpusStat.size || now.mtimeMs !== manifest.corpusStat.mtimeMs);
-    if (opts.force) {
-      for (const part of ['bm25', 'dense', 'index.json']) rmSync(join(dir, part), { recursive: true, force: true });
-      manifest = undefined;
-    } else if (other) {
+    if (other) {
       throw new InputError(`${dir} already holds an index of ${manifest.corpus}`, 'choose another --out folder, delete this one, or pass --force to rebuild it');
     } else if (changed) {
       throw new InputError(`${corpusPath} changed since ${dir} was built from it`, 'pass --force to rebuild the index, or choose another --out folder');

@@ -46,14 +46,22 @@ describe('damaged index files', () => {
     await buildIndex(corpus, index, { quiet: true });
   });
 
-  it('writes index.json atomically (no temporary file left) and names a torn one with the fix', async () => {
+  it('writes index.json atomically (no temporary file left), names a torn one with the fix, and --force repairs it', async () => {
     assert.deepEqual(readdirSync(index).filter((f) => f.includes('.tmp')), []);
     const manifest = readFileSync(join(index, 'index.json'));
     for (const [content, why] of [['', /the file is empty/], ['{"format": "ragtrail-index", "vers', /not valid JSON/]] as const) {
       writeFileSync(join(index, 'index.json'), content);
       assert.throws(() => readManifest(index), (e: Error) => e instanceof InputError && e.message.startsWith(`${join(index, 'index.json')}: `) && why.test(e.message) && /index build --force/.test(e.message));
     }
-    writeFileSync(join(index, 'index.json'), manifest);
+    // --force, the fix the message names, works on the damaged folder.
+    writeFileSync(join(index, 'index.json'), '');
+    assert.equal((await buildIndex(corpus, index, { quiet: true, force: true })).passages, JSON.parse(manifest.toString()).passages);
+  });
+
+  it('--out naming a file is refused before any work', async () => {
+    const file = join(tmp.dir, 'not-a-folder');
+    writeFileSync(file, 'x');
+    await assert.rejects(buildIndex(corpus, file, { quiet: true }), /--out .*not-a-folder: is a file, not a folder/);
   });
 
   it('a truncated docs.off or docs.jsonl is named on open, not "document N is not in the store" later', async () => {
