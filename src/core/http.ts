@@ -149,6 +149,13 @@ export function retryAfterMs(header: string | null, now = Date.now()): number | 
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
+/** A failure worth retrying: a timeout, an unusable reply, or a socket error (ECONNRESET, ECONNREFUSED, …, not Node's ERR_* misuse codes). */
+function transient(e: unknown): boolean {
+  if (e instanceof TimeoutError || e instanceof BadReplyError) return true;
+  const code = (e as NodeJS.ErrnoException)?.code ?? ((e as Error)?.cause as NodeJS.ErrnoException | undefined)?.code;
+  return typeof code === 'string' && /^E[A-Z]/.test(code) && !code.startsWith('ERR_');
+}
+
 function describe(e: unknown): string {
   if (e instanceof HttpError) return `HTTP ${e.status}`;
   if (e instanceof BadReplyError || e instanceof TimeoutError) return e.message;
@@ -210,8 +217,8 @@ export async function fetchJson<T = unknown>(url: string, req: JsonRequest = {})
       if (ra !== undefined) wait = Math.min(ra, raCap);
     } catch (e) {
       if (e instanceof HttpError && !retryable(e.status)) throw e;
-      // Our own errors (a malformed URL) will not heal; network errors, timeouts and bad replies may.
-      if (e instanceof RagtrailError && !(e instanceof HttpError)) throw e;
+      // Network errors, timeouts and bad replies may heal; a malformed URL or header will not.
+      if (!(e instanceof HttpError) && !transient(e)) throw e instanceof RagtrailError ? e : new RagtrailError(`request to ${url} failed: ${e instanceof Error ? e.message : String(e)}`, 'check the URL, the API key and the other request settings');
       lastError = e;
     }
     if (attempt === 0) failedSince = now();

@@ -172,3 +172,16 @@ describe('whole runs at a 50% fault rate equal a fault-free run', () => {
     assert.deepEqual(faulty.trajectories, clean.trajectories);
   });
 });
+
+describe('errors that retrying cannot mend', () => {
+  it('a header Node refuses (a key with a newline) fails at once instead of being retried for 10 minutes', async () => {
+    const fake = await startFakeOpenAI(() => 'x');
+    try {
+      const llm = new OpenAICompatibleLLM(fake.url, 'm', { apiKey: 'sk-abc\n' });
+      await assert.rejects(llm.generate(chat('q')), /request to .*\/chat\/completions failed: Invalid character in header content \["authorization"\]/);
+      assert.equal(fake.requests.length, 0);
+    } finally {
+      await fake.close();
+    }
+  });
+});
