@@ -2,12 +2,13 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { InputError } from '../core/errors.js';
+import { ensureOutDir } from '../core/io.js';
 import { createModel } from './setup.js';
 import { ANNOTATE_METHODS, type AnnotateMethod, annotate } from '../process/annotate.js';
 import type { AnnotationStats } from '../process/stats.js';
 import { applyConfigFile, requireOptions } from './config.js';
 import { PRIOR_MODES, type PriorMode } from '../process/mcts.js';
-import { choiceArg, collect, intArg, numberArg } from './options.js';
+import { addRetryOption, choiceArg, collect, intArg, numberArg } from './options.js';
 import { relabel, RELABEL_FILES } from '../process/relabel.js';
 import type { LabellerMode } from '../process/reasonrag-tree.js';
 import { VALUE_LABELS, type ValueLabel } from '../process/values.js';
@@ -93,9 +94,11 @@ export function registerAnnotate(program: Command): void {
     .option('--label-threshold <x>', 'stepwise labels and SFT steps: Q at or above this is good', numberArg(-100, 100), 0.5)
     .option('--config <file>', 'JSON file of option values (command-line flags win)')
     .option('--quiet', 'no progress line', false)
-    .hook('preAction', (c) => applyConfigFile(c))
+    .hook('preAction', (c) => applyConfigFile(c));
+  addRetryOption(cmd)
     .action(async (opts: AnnotateOpts, c: Command) => {
       requireOptions(c, ['index', 'dataset', 'out']);
+      ensureOutDir(opts.out!);
       const rankSource = opts.rankSource ?? (opts.judge ? 'judge' : undefined);
       if (opts.method === 'rank' && !rankSource) throw new InputError('--method rank needs --judge SPEC, or --rank-source rollout|random');
       if ((opts.method === 'mcts-judge' || rankSource === 'judge') && !opts.judge) throw new InputError(`--method ${opts.method} needs --judge SPEC`);

@@ -7,7 +7,8 @@ import { type EvalConfig, readEvalConfig, runEval } from '../eval/harness.js';
 import { POLICY_SPEC_HELP, type SelectMethod } from '../eval/systems.js';
 import { LLM_SPEC_HELP } from '../llm/create.js';
 import { PRM_CANDIDATES, PRM_SPEC_HELP, type PrmCandidates } from '../prm/select.js';
-import { choiceArg, collect, intArg, numberArg } from './options.js';
+import { addRetryOption, choiceArg, collect, intArg, numberArg } from './options.js';
+import { formatMs, type RetryWait, retryEvents } from '../core/http.js';
 import { policyArg } from './setup.js';
 
 interface EvalOpts {
@@ -56,8 +57,20 @@ function configFromFlags(o: EvalOpts): EvalConfig {
   };
 }
 
+/** The eval harness runs quietly; an outage of a server still gets a line every 10 s. */
+function reportWaits(): () => void {
+  let last = 0;
+  const onWait = (w: RetryWait) => {
+    if (Date.now() - last < 10_000) return;
+    last = Date.now();
+    console.error(`… waiting for the ${w.serverKind} (${w.reason} from ${new URL(w.url).host}, ${formatMs(Date.now() - w.since)} so far)`);
+  };
+  retryEvents.on('wait', onWait);
+  return () => retryEvents.off('wait', onWait);
+}
+
 export function registerEval(program: Command): void {
-  program
+  const cmd = program
     .command('eval')
     .description('evaluate systems (agent × model/policy × selection) on datasets over one index: results.json, results.md, report.html')
     .option('--config <file>', 'eval config (JSON); see the README for its fields')
@@ -77,12 +90,14 @@ export function registerEval(program: Command): void {
     .option('--baseline <name>', 'system the others are tested against (default: the first)')
     .option('--judge <spec>', 'judge model for the LLM-as-judge metric')
     .option('--concurrency <n>', 'questions in flight', intArg(1, 4096))
-    .option('--seed <n>', 'run seed', intArg(0))
+    .option('--seed <n>', 'run seed', intArg(0));
+  addRetryOption(cmd)
     .action(async (o: EvalOpts) => {
       const config = o.config ? readEvalConfig(o.config) : configFromFlags(o);
       if (o.out) config.out = resolve(o.out);
       const t0 = performance.now();
-      const results = await runEval(config, (m) => console.error(`… ${m}`));
+      const stopReporting = reportWaits();
+      const results = await runEval(config, (m) => console.error(`… ${m}`)).finally(stopReporting);
       console.log(readFileSync(join(config.out, 'results.md'), 'utf8').split('\n## Details')[0]!.trimEnd());
       console.log(`\n${results.cells.length} cells in ${((performance.now() - t0) / 1000).toFixed(1)} s → ${join(config.out, 'results.json')}, results.md, report.html`);
     });

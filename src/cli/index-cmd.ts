@@ -49,7 +49,8 @@ export function registerIndex(program: Command): void {
     .option('--batch-size <n>', 'passages per embedding request', intArg(1, 100_000), 256)
     .option('--api-key <key>', 'API key for an openai: embedder (default: $OPENAI_API_KEY)')
     .option('--force', 'rebuild from scratch (needed when --out holds an index of another corpus, or of this one before it changed)', false)
-    .action(async (opts: BuildOpts) => {
+    .option('--skip-invalid', 'skip corpus lines that are not UTF-8 or do not parse, and repeated passage ids (counted), instead of stopping', false)
+    .action(async (opts: BuildOpts & { skipInvalid: boolean }) => {
       if (!opts.bm25 && !opts.dense) opts.bm25 = true;
       const t0 = performance.now();
       const embedder = opts.dense ? await createEmbedder(opts.embedder ?? 'hash:512', { apiKey: opts.apiKey, batchSize: opts.batchSize }) : undefined;
@@ -59,7 +60,9 @@ export function registerIndex(program: Command): void {
         embedder,
         dense: { prefixes: { query: opts.queryPrefix, passage: opts.passagePrefix }, batchSize: opts.batchSize, hnsw: opts.hnsw },
         force: opts.force,
+        skipInvalid: opts.skipInvalid,
       });
+      if (m.skippedRecords) console.error(`warning: ${m.skippedRecords} invalid corpus records skipped (--skip-invalid)`);
       await embedder?.close?.();
       console.log(`indexed ${m.passages} passages into ${opts.out} in ${((performance.now() - t0) / 1000).toFixed(1)} s (${(folderBytes(opts.out) / 2 ** 20).toFixed(1)} MiB)`);
       if (m.dense?.lexical) console.log(`note: the dense part uses ${m.dense.embedder}, a lexical hashed n-gram embedder, not a neural model`);

@@ -1,5 +1,6 @@
 /** Flag parsers shared by the commands: each rejects a bad value with one line naming the flag and the fix. */
-import { InvalidArgumentError } from 'commander';
+import { type Command, InvalidArgumentError } from 'commander';
+import { retryDefaults } from '../core/http.js';
 
 export function intArg(min: number, max = Number.MAX_SAFE_INTEGER) {
   return (value: string): number => {
@@ -33,4 +34,25 @@ export function collect(value: string, previous: string[] = []): string[] {
 /** Seeds may be numbers or strings; numeric strings become numbers so that `--seed 7` and the API's `7` agree. */
 export function seedArg(value: string): number | string {
   return /^-?\d+$/.test(value) ? Number(value) : value;
+}
+
+/** A duration: plain seconds, or a number with ms, s, m or h ("90s", "10m", "2h"); returns milliseconds. */
+export function durationArg(value: string): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(value);
+  if (!m) throw new InvalidArgumentError(`expected a duration such as 30s, 10m or 2h, got "${value}".`);
+  const scale = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? 's') as 'ms' | 's' | 'm' | 'h'];
+  return Math.round(Number(m[1]) * scale);
+}
+
+/**
+ * `--retry-for`: how long a failing request to the LLM, embedding or retrieval server is retried
+ * before the command stops (core/http.ts). Call after the command's --config hook, so a config
+ * file may set it too.
+ */
+export function addRetryOption(cmd: Command): Command {
+  return cmd
+    .option('--retry-for <duration>', 'keep retrying a failing server request this long before stopping (e.g. 30s, 10m, 2h; 0 = no retries)', durationArg, retryDefaults.retryForMs)
+    .hook('preAction', (c) => {
+      retryDefaults.retryForMs = c.getOptionValue('retryFor') as number;
+    });
 }

@@ -1,10 +1,11 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { InputError } from '../core/errors.js';
+import { ensureOutDir } from '../core/io.js';
 import { runQuestions } from '../eval/run.js';
 import { PRM_CANDIDATES, PRM_SPEC_HELP, type PrmCandidates } from '../prm/select.js';
 import { applyConfigFile, requireOptions } from './config.js';
-import { choiceArg, intArg, numberArg } from './options.js';
+import { addRetryOption, choiceArg, intArg, numberArg } from './options.js';
 import { addAgentOptions, type AgentOpts, loadQuestions, nonLlmNote, setupAgent } from './setup.js';
 import { fixed, formatTable } from './table.js';
 
@@ -33,9 +34,11 @@ export function registerRun(program: Command): void {
     .option('--seed <n>', 'run seed (each step is sampled with a seed derived from it)', intArg(0), 0)
     .option('--config <file>', 'JSON file of option values (command-line flags win)')
     .option('--quiet', 'no progress line', false)
-    .hook('preAction', (c) => applyConfigFile(c))
+    .hook('preAction', (c) => applyConfigFile(c));
+  addRetryOption(cmd)
     .action(async (opts: RunOpts, c: Command) => {
       requireOptions(c, ['index', 'dataset', 'out']);
+      ensureOutDir(opts.out!);
       if (opts.select === 'prm' && !opts.prm) throw new InputError('--select prm needs --prm SPEC', `e.g. --prm runs/prm.json (${PRM_SPEC_HELP})`);
       const { protocol, llm, retriever, env, policy, temperature, vote } = await setupAgent(opts, { select: opts.select, prm: opts.prm, n: opts.n, temperature: opts.temperature, prmCandidates: opts.prmCandidates });
       const questions = await loadQuestions(opts.dataset!, opts);

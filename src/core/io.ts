@@ -3,12 +3,12 @@
  * their magic bytes, not their name), JSON Lines, and large top-level JSON arrays, each record tagged
  * with the line it starts on so that errors can name `file:line`.
  */
-import { createReadStream, createWriteStream, promises as fs } from 'node:fs';
+import { closeSync, createReadStream, createWriteStream, existsSync, fsyncSync, mkdirSync, openSync, promises as fs, readFileSync, renameSync, statSync, writeSync } from 'node:fs';
 import { once } from 'node:events';
-import { createInterface } from 'node:readline';
+import { isUtf8 } from 'node:buffer';
 import { createGunzip, createGzip } from 'node:zlib';
 import { dirname } from 'node:path';
-import type { Readable, Writable } from 'node:stream';
+import { type Readable, Transform, type Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { formatLocation, InputError, type SourceLocation } from './errors.js';
 
@@ -38,24 +38,93 @@ async function isGzipped(path: string): Promise<boolean> {
   }
 }
 
-/** A UTF-8 text stream of the file, gunzipped on the fly when it is gzip data. */
-export async function openText(path: string): Promise<Readable> {
+/** The bytes of the file, gunzipped on the fly when it is gzip data. */
+async function openBytes(path: string): Promise<Readable> {
   await assertReadableFile(path);
   const raw = createReadStream(path, { highWaterMark: 1 << 20 });
   const stream: Readable = (await isGzipped(path)) ? raw.pipe(createGunzip()) : raw;
   if (stream !== raw) raw.on('error', (e) => stream.destroy(e));
-  stream.setEncoding('utf8');
   return stream;
 }
 
-/** Lines of a (possibly gzipped) text file with their 1-based numbers; `\r\n` is handled. */
-export async function* readLines(path: string): AsyncGenerator<{ text: string; line: number }> {
-  const rl = createInterface({ input: await openText(path), crlfDelay: Infinity });
+const UTF8_HINT = 'convert the file to UTF-8 (e.g. `iconv -f latin1 -t utf-8`)';
+
+/**
+ * A UTF-8 text stream of the file, gunzipped on the fly when it is gzip data. Bytes that are not
+ * UTF-8 are an error naming the file and line, not silently U+FFFD (a Latin-1 file would otherwise
+ * index and score as mojibake).
+ */
+export async function openText(path: string): Promise<Readable> {
+  const bytes = await openBytes(path);
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  let line = 1;
+  const text = new Transform({
+    readableObjectMode: true,
+    transform(chunk: Buffer, _enc, done) {
+      let s: string;
+      try {
+        s = decoder.decode(chunk, { stream: true });
+      } catch {
+        const upTo = chunk.toString('utf8').indexOf('\uFFFD');
+        for (let i = 0; i < upTo; i++) if (chunk[i] === 10) line++;
+        done(new InputError(`${path}:${line}: invalid UTF-8`, UTF8_HINT));
+        return;
+      }
+      for (let i = s.indexOf('\n'); i >= 0; i = s.indexOf('\n', i + 1)) line++;
+      done(null, s === '' ? undefined : s);
+    },
+    flush(done) {
+      try {
+        const rest = decoder.decode();
+        done(null, rest === '' ? undefined : rest);
+      } catch {
+        done(new InputError(`${path}:${line}: invalid UTF-8 (a truncated character at the end)`, UTF8_HINT));
+      }
+    },
+  });
+  bytes.on('error', (e) => text.destroy(e));
+  text.on('close', () => bytes.destroy()); // a reader that stops early closes the file too
+  return bytes.pipe(text);
+}
+
+export interface TextLine {
+  text: string;
+  /** 1-based line number. */
+  line: number;
+  /** The line's bytes are not valid UTF-8 (`text` then holds U+FFFD in their place). */
+  invalidUtf8?: true;
+}
+
+/** The error for a line that is not UTF-8; `--skip-invalid` skips such lines where a command has it. */
+export function invalidUtf8Error(path: string, line: number): InputError {
+  return new InputError(`${path}:${line}: invalid UTF-8`, `${UTF8_HINT}, or pass --skip-invalid to skip such lines`);
+}
+
+/**
+ * Lines of a (possibly gzipped) text file with their 1-based numbers; `\r\n` is handled. Split on
+ * bytes and checked line by line, so a line that is not UTF-8 is flagged and the rest still read.
+ */
+export async function* readLines(path: string): AsyncGenerator<TextLine> {
   let line = 0;
-  for await (const text of rl) {
+  let carry: Buffer[] = [];
+  const make = (buf: Buffer): TextLine => {
     line++;
-    yield { text, line };
+    const end = buf.length > 0 && buf[buf.length - 1] === 13 ? buf.length - 1 : buf.length;
+    const body = buf.subarray(0, end);
+    return isUtf8(body) ? { text: body.toString('utf8'), line } : { text: body.toString('utf8'), line, invalidUtf8: true };
+  };
+  for await (const chunk of await openBytes(path)) {
+    const buf = chunk as Buffer;
+    let start = 0;
+    for (let nl = buf.indexOf(10); nl >= 0; nl = buf.indexOf(10, start)) {
+      const piece = buf.subarray(start, nl);
+      yield make(carry.length ? Buffer.concat([...carry, piece]) : piece);
+      carry = [];
+      start = nl + 1;
+    }
+    if (start < buf.length) carry.push(buf.subarray(start));
   }
+  if (carry.length) yield make(Buffer.concat(carry));
 }
 
 function parseJsonAt(text: string, loc: SourceLocation): unknown {
@@ -69,7 +138,8 @@ function parseJsonAt(text: string, loc: SourceLocation): unknown {
 
 /** Records of a JSON Lines file; blank lines are skipped. An unparsable line throws an InputError naming file:line. */
 export async function* readJsonl(path: string): AsyncGenerator<LocatedValue> {
-  for await (const { text, line } of readLines(path)) {
+  for await (const { text, line, invalidUtf8 } of readLines(path)) {
+    if (invalidUtf8) throw invalidUtf8Error(path, line);
     if (text.trim() === '') continue;
     const loc = { file: path, line };
     yield { value: parseJsonAt(text, loc), loc };
@@ -160,10 +230,11 @@ export async function* readJsonArray(path: string): AsyncGenerator<LocatedValue>
 
 /** The first non-whitespace character of a (possibly gzipped) text file, or '' for an empty file. */
 export async function firstSignificantChar(path: string): Promise<string> {
-  const stream = await openText(path);
+  // Bytes, not checked text: a bad byte further on is reported with its line by whoever reads the file.
+  const stream = await openBytes(path);
   try {
     for await (const chunk of stream) {
-      const m = /\S/.exec(chunk as string);
+      const m = /\S/.exec((chunk as Buffer).toString('utf8'));
       if (m) return m[0];
     }
     return '';
@@ -256,4 +327,44 @@ export async function writeJsonl(path: string, records: Iterable<unknown> | Asyn
     }
   });
   return n;
+}
+
+/**
+ * Writes a small JSON state file (run.json, index.json, summary.json, …) atomically: to a temporary
+ * sibling, flushed, then renamed over `path`, so a crash leaves the old file or the new one, never
+ * a torn or empty one.
+ */
+export function writeJsonAtomicSync(path: string, value: unknown): void {
+  mkdirSync(dirname(path) || '.', { recursive: true });
+  const tmp = `${path}.tmp-${process.pid}`;
+  const fd = openSync(tmp, 'w');
+  try {
+    writeSync(fd, JSON.stringify(value, null, 2) + '\n');
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, path);
+}
+
+/** Reads a JSON state file; an empty or corrupt one is an InputError naming the file and `fix`. */
+export function readJsonFileSync<T>(path: string, fix: string): T {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new InputError(`${path}: cannot be read (${(e as NodeJS.ErrnoException).code ?? String(e)})`, fix);
+  }
+  if (text.trim() === '') throw new InputError(`${path}: the file is empty (left by a crash while it was written?)`, fix);
+  try {
+    return JSON.parse(text) as T;
+  } catch (e) {
+    throw new InputError(`${path}: not valid JSON (${e instanceof Error ? e.message : String(e)})`, fix);
+  }
+}
+
+/** Creates an output folder; `flag` names where the path came from ("--out") when it is a file. */
+export function ensureOutDir(path: string, flag = '--out'): void {
+  if (existsSync(path) && !statSync(path).isDirectory()) throw new InputError(`${flag} ${path}: is a file, not a folder`, 'name a folder (it is created if missing)');
+  mkdirSync(path, { recursive: true });
 }

@@ -1,7 +1,10 @@
 /**
  * Progress for long jobs, on stderr: a self-rewriting line on a terminal, and a plain line every few
- * seconds otherwise (so logs of multi-day runs stay readable). Shows count, total, rate and ETA.
+ * seconds otherwise (so logs of multi-day runs stay readable). Shows count, total, rate and ETA, and
+ * while a server's requests are being retried, "waiting for the LLM server" with how long so far.
  */
+import { formatMs, type RetryWait, retryEvents } from './http.js';
+
 export interface ProgressOptions {
   /** What is being counted, e.g. "passages". */
   unit?: string;
@@ -40,7 +43,31 @@ export class Progress {
   ) {
     this.stream = opts.stream ?? process.stderr;
     this.tty = Boolean(this.stream.isTTY);
+    if (!opts.quiet) {
+      retryEvents.on('wait', this.onWait);
+      retryEvents.on('recovered', this.onRecovered);
+    }
   }
+
+  /** The outage being waited out, if any: shown on every line until a request gets through. */
+  private waiting: RetryWait | undefined;
+
+  private readonly onWait = (w: RetryWait): void => {
+    const first = this.waiting === undefined;
+    if (first || w.since <= this.waiting!.since) this.waiting = w;
+    const now = performance.now();
+    // The first notice of an outage is shown at once; later ones at the usual pace.
+    if (first || now - this.lastDraw >= (this.tty ? 200 : (this.opts.logEvery ?? 10) * 1000)) {
+      this.lastDraw = now;
+      this.draw(false);
+    }
+  };
+
+  private readonly onRecovered = (): void => {
+    if (this.waiting === undefined) return;
+    this.waiting = undefined;
+    this.draw(false);
+  };
 
   get done(): number {
     return this.count;
@@ -62,6 +89,9 @@ export class Progress {
 
   /** Final line with the totals. */
   finish(note?: string): void {
+    retryEvents.off('wait', this.onWait);
+    retryEvents.off('recovered', this.onRecovered);
+    this.waiting = undefined;
     this.draw(true, note ?? this.note);
   }
 
@@ -76,6 +106,8 @@ export class Progress {
     text += ` ${human(rate)}${unit}/s, ${duration(secs)} elapsed`;
     if (total && !final && rate > 0) text += `, ETA ${duration((total - this.count) / rate)}`;
     if (note) text += ` ${note}`;
+    const w = this.waiting;
+    if (w) text += ` — waiting for the ${w.serverKind} (${w.reason} from ${new URL(w.url).host}, ${formatMs(Date.now() - w.since)} so far, attempt ${w.attempts + 1} in ${formatMs(w.waitMs)})`;
     if (this.tty) this.stream.write(`\r\x1b[2K${text}${final ? '\n' : ''}`);
     else this.stream.write(`${text}\n`);
   }

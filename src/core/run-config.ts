@@ -3,16 +3,17 @@
  * written on the first invocation, compared on every later one so that a resume never mixes
  * results made with different settings.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { InputError } from './errors.js';
+import { readJsonFileSync, writeJsonAtomicSync } from './io.js';
 
 /** Writes `config` to `path`, or checks it against the one there; `what` names the job in the error ("run"). */
 export function checkRunConfig(path: string, config: Record<string, unknown>, what: string): void {
   if (!existsSync(path)) {
-    writeFileSync(path, JSON.stringify(config, null, 2) + '\n');
+    writeJsonAtomicSync(path, config);
     return;
   }
-  const before = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+  const before = readJsonFileSync<Record<string, unknown>>(path, `it records the settings of this ${what}: delete it to resume with the current settings, or use another --out folder`);
   for (const key of Object.keys(config)) {
     if (JSON.stringify(before[key]) !== JSON.stringify(config[key])) {
       throw new InputError(`${path}: this ${what} was made with ${key}=${JSON.stringify(before[key])}, not ${JSON.stringify(config[key])}`, 'use another --out folder, or the same settings to resume');

@@ -5,7 +5,7 @@
  * context passages of question sets.
  */
 import { InputError, RecordError } from '../core/errors.js';
-import { readJsonl, readLines, writeFileAtomic, writeLine } from '../core/io.js';
+import { invalidUtf8Error, readLines, writeFileAtomic, writeLine } from '../core/io.js';
 import type { Passage, Question } from '../core/types.js';
 
 export const CORPUS_FORMATS = ['ragtrail', 'flashrag'] as const;
@@ -44,33 +44,97 @@ function unquoteTsv(field: string): string {
   return field;
 }
 
-async function* readTsvCorpus(path: string): AsyncGenerator<Passage> {
-  let cols: { id: number; text: number; title: number } | undefined;
-  for await (const { text, line } of readLines(path)) {
-    if (text === '') continue;
-    const fields = text.split('\t');
-    if (!cols) {
-      const header = fields.map((f) => f.trim().toLowerCase());
-      cols = { id: header.indexOf('id'), text: header.indexOf('text'), title: header.indexOf('title') };
-      if (cols.id < 0 || cols.text < 0) {
-        throw new InputError(`${path}:1: a TSV corpus needs a header with "id" and "text" columns (and optionally "title")`, 'add the header line');
+function tsvColumns(path: string, header: string): { id: number; text: number; title: number } {
+  const names = header.split('\t').map((f) => f.trim().toLowerCase());
+  const cols = { id: names.indexOf('id'), text: names.indexOf('text'), title: names.indexOf('title') };
+  if (cols.id < 0 || cols.text < 0) throw new InputError(`${path}:1: a TSV corpus needs a header with "id" and "text" columns (and optionally "title")`, 'add the header line');
+  return cols;
+}
+
+function tsvPassage(path: string, line: number, text: string, cols: { id: number; text: number; title: number }): Passage {
+  const fields = text.split('\t');
+  const id = fields[cols.id];
+  const body = fields[cols.text];
+  if (id === undefined || body === undefined) throw new RecordError({ file: path, line }, 'text', 'is missing (too few columns)');
+  return { id: unquoteTsv(id), title: cols.title >= 0 ? unquoteTsv(fields[cols.title] ?? '') : '', text: unquoteTsv(body) };
+}
+
+/**
+ * The passage ids seen so far, to refuse duplicates. Numeric ids (DPR's Wikipedia, FlashRAG's wiki
+ * dumps: 21M of them) go in a bitset of a few MB instead of a Set of strings of a gigabyte or more.
+ */
+class IdSet {
+  private bits = new Uint8Array(1 << 16);
+  private readonly other = new Set<string>();
+
+  /** Adds `id`; false when it was already there. */
+  add(id: string): boolean {
+    if (/^(0|[1-9]\d{0,8})$/.test(id)) {
+      const n = Number(id);
+      if (n >> 3 >= this.bits.length) {
+        const bigger = new Uint8Array(Math.max(this.bits.length * 2, (n >> 3) + 1));
+        bigger.set(this.bits);
+        this.bits = bigger;
       }
-      continue;
+      const mask = 1 << (n & 7);
+      if (this.bits[n >> 3]! & mask) return false;
+      this.bits[n >> 3]! |= mask;
+      return true;
     }
-    const id = fields[cols.id];
-    const body = fields[cols.text];
-    if (id === undefined || body === undefined) throw new RecordError({ file: path, line }, 'text', 'is missing (too few columns)');
-    yield { id: unquoteTsv(id), title: cols.title >= 0 ? unquoteTsv(fields[cols.title] ?? '') : '', text: unquoteTsv(body) };
+    if (this.other.has(id)) return false;
+    this.other.add(id);
+    return true;
   }
 }
 
-/** Streams a corpus file (.jsonl, .tsv, either optionally .gz); the layout of each JSON line is detected. */
-export async function* readCorpus(path: string): AsyncGenerator<Passage> {
-  if (/\.tsv(\.gz)?$/i.test(path)) {
-    yield* readTsvCorpus(path);
-    return;
+export interface CorpusReadOptions {
+  /** Skip lines that are not UTF-8, records that do not fit and repeated ids (each reported to `onInvalid`) instead of failing. */
+  skipInvalid?: boolean;
+  onInvalid?: (error: InputError) => void;
+}
+
+/**
+ * Streams a corpus file (.jsonl, .tsv, either optionally .gz); the layout of each JSON line is
+ * detected. A repeated passage id is an error (the index would hold two passages under one id).
+ * One generator, no per-record wrapper objects: this loop feeds index builds of millions of passages.
+ */
+export async function* readCorpus(path: string, opts: CorpusReadOptions = {}): AsyncGenerator<Passage> {
+  const ids = new IdSet();
+  const tsv = /\.tsv(\.gz)?$/i.test(path);
+  let cols: { id: number; text: number; title: number } | undefined;
+  for await (const { text, line, invalidUtf8 } of readLines(path)) {
+    if (tsv && !cols) {
+      // The header is not a record: a bad one stops the read even with skipInvalid.
+      if (invalidUtf8) throw invalidUtf8Error(path, line);
+      if (text !== '') cols = tsvColumns(path, text);
+      continue;
+    }
+    let p: Passage;
+    try {
+      if (invalidUtf8) throw invalidUtf8Error(path, line);
+      if (cols) {
+        if (text === '') continue;
+        p = tsvPassage(path, line, text, cols);
+      } else {
+        if (text.trim() === '') continue;
+        let value: unknown;
+        try {
+          value = JSON.parse(text);
+        } catch (e) {
+          throw new InputError(`${path}:${line}: invalid JSON (${e instanceof Error ? e.message : String(e)})`, 'fix or remove that line, or pass --skip-invalid');
+        }
+        p = passageFromRecord(value, path, line);
+      }
+      if (!ids.add(p.id)) throw new RecordError({ file: path, line }, 'id', `"${p.id}" repeats an earlier passage's id`, 'passage ids must be unique: fix the corpus, or pass --skip-invalid to keep the first');
+    } catch (e) {
+      if (opts.skipInvalid && e instanceof InputError) {
+        opts.onInvalid?.(e);
+        continue;
+      }
+      throw e;
+    }
+    yield p;
   }
-  for await (const { value, loc } of readJsonl(path)) yield passageFromRecord(value, loc.file, loc.line);
 }
 
 export function passageToRecord(p: Passage, format: CorpusFormat): Record<string, string> {

@@ -4,7 +4,7 @@
  * file of any size loads in bounded memory.
  */
 import { formatLocation, InputError, RecordError, type SourceLocation } from '../core/errors.js';
-import { firstSignificantChar, readJsonRecords, readLines } from '../core/io.js';
+import { firstSignificantChar, invalidUtf8Error, readJsonRecords, readLines } from '../core/io.js';
 import type { Question } from '../core/types.js';
 import { asObject, type Json } from './formats/fields.js';
 import { fromFlashrag } from './formats/flashrag.js';
@@ -81,7 +81,11 @@ async function* readJsonRecordsTolerant(path: string, opts: LoadOptions) {
     yield* readJsonRecords(path);
     return;
   }
-  for await (const { text, line } of readLines(path)) {
+  for await (const { text, line, invalidUtf8 } of readLines(path)) {
+    if (invalidUtf8) {
+      opts.onInvalid?.(invalidUtf8Error(path, line));
+      continue;
+    }
     if (text.trim() === '') continue;
     const loc = { file: path, line };
     try {

@@ -5,9 +5,13 @@
  * scores, F1 by number of retrieval steps, and paired t-tests and paired bootstraps against a named
  * baseline on the same questions. Writes results.json, results.md and report.html.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { ensureOutDir, readJsonFileSync, writeJsonAtomicSync } from '../core/io.js';
 import { join, resolve } from 'node:path';
+import { checkConfig, intIn, numberIn, readJsonConfig, z } from '../core/config-schema.js';
 import { InputError } from '../core/errors.js';
+import { AGENT_NAMES } from '../agents/protocol.js';
+import { PRM_CANDIDATES } from '../prm/select.js';
 import type { Question } from '../core/types.js';
 import type { Trajectory } from '../core/trajectory.js';
 import { loadDataset } from '../corpus/dataset.js';
@@ -92,36 +96,85 @@ export interface EvalResults {
   createdAt: string;
 }
 
+const systemSchema = z
+  .object({
+    name: z.string().min(1, 'must be a non-empty name'),
+    agent: z.enum(AGENT_NAMES),
+    llm: z.string().optional(),
+    policy: z.string().optional(),
+    competence: numberIn(0, 1).optional(),
+    select: z.enum(['greedy', 'prm', 'vote']).optional(),
+    prm: z.string().optional(),
+    prmCandidates: z.enum(PRM_CANDIDATES).optional(),
+    // The same ranges as the `run` flags of the same names.
+    n: intIn(1, 1000).optional(),
+    temperature: numberIn(0, 10).optional(),
+    maxTurns: intIn(1, 100).optional(),
+    maxSearches: intIn(0, 100).optional(),
+    topK: intIn(1, 100).optional(),
+    maxTokens: intIn(1).optional(),
+    tracePrompts: z.boolean().optional(),
+    resumeKey: z.string().optional(),
+  })
+  .strict();
+
+/** The schema of an eval config file (`ragtrail eval --config`). */
+export const evalConfigSchema = z
+  .object({
+    index: z.string({ error: 'must name the index folder (a string)' }),
+    out: z.string({ error: 'must name the output folder (a string)' }),
+    datasets: z
+      .array(z.object({ name: z.string(), path: z.string(), split: z.string().optional(), limit: intIn(1).optional() }).strict(), { error: 'must be a list of {name, path, split?, limit?}' })
+      .min(1, 'must be a non-empty list of {name, path, split?, limit?}'),
+    systems: z.array(systemSchema, { error: 'must be a list of {name, agent, llm | policy, select?, …}' }).min(1, 'must be a non-empty list of {name, agent, llm | policy, select?, …}'),
+    baseline: z.string().optional(),
+    judge: z.string().optional(),
+    prm: z.object({ model: z.string(), pairs: z.string() }).strict().optional(),
+    annotation: z.string().optional(),
+    retrieval: z.enum(['bm25', 'dense', 'hybrid']).optional(),
+    concurrency: intIn(1, 4096).optional(),
+    seed: intIn(0).optional(),
+    cacheDir: z.string().optional(),
+    apiKey: z.string().optional(),
+  })
+  .strict();
+
 /** Reads and checks an eval config; paths are taken relative to the config file. */
 export function readEvalConfig(path: string): EvalConfig {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (e) {
-    throw new InputError(`${path}: ${e instanceof SyntaxError ? 'not valid JSON' : 'cannot be read'}`, 'see the eval config example in the README');
-  }
+  const hint = 'see the eval config example in the README';
+  const c = checkConfig(evalConfigSchema, readJsonConfig(path, path, hint), path, hint);
   const base = resolve(path, '..');
-  const c = raw as Partial<EvalConfig>;
   const need = (ok: boolean, field: string, what: string) => {
-    if (!ok) throw new InputError(`${path}: "${field}" ${what}`, 'see the eval config example in the README');
+    if (!ok) throw new InputError(`${path}: "${field}" ${what}`, hint);
   };
-  need(typeof c.index === 'string', 'index', 'must name the index folder');
-  need(typeof c.out === 'string', 'out', 'must name the output folder');
-  need(Array.isArray(c.datasets) && c.datasets.length > 0 && c.datasets.every((d) => typeof d?.name === 'string' && typeof d?.path === 'string'), 'datasets', 'must be a non-empty list of {name, path, split?, limit?}');
-  need(Array.isArray(c.systems) && c.systems.length > 0 && c.systems.every((s) => typeof s?.name === 'string' && typeof s?.agent === 'string'), 'systems', 'must be a non-empty list of {name, agent, llm | policy, select?, …}');
-  const names = c.systems!.map((s) => s.name);
+  c.systems.forEach((s, i) => need(!s.llm !== !s.policy, `systems[${i}]`, `("${s.name}") needs exactly one of "llm" or "policy"`));
+  const names = c.systems.map((s) => s.name);
   need(new Set(names).size === names.length, 'systems', 'must have distinct names');
   need(c.baseline === undefined || names.includes(c.baseline), 'baseline', `must be one of the systems (${names.join(', ')})`);
   const abs = (p: string) => resolve(base, p);
   return {
-    ...(c as EvalConfig),
-    index: /^https?:\/\//.test(c.index!) ? c.index! : abs(c.index!),
-    out: abs(c.out!),
-    datasets: c.datasets!.map((d) => ({ ...d, path: abs(d.path) })),
-    systems: c.systems!.map((s) => ({ ...s, ...(s.prm && !s.prm.includes(':') ? { prm: abs(s.prm) } : {}) })),
+    ...c,
+    index: /^https?:\/\//.test(c.index) ? c.index : abs(c.index),
+    out: abs(c.out),
+    datasets: c.datasets.map((d) => ({ ...d, path: abs(d.path) })),
+    systems: c.systems.map((s) => ({ ...s, ...(s.prm && !s.prm.includes(':') ? { prm: abs(s.prm) } : {}) })),
     ...(c.prm ? { prm: { model: abs(c.prm.model), pairs: abs(c.prm.pairs) } } : {}),
     ...(c.annotation ? { annotation: abs(c.annotation) } : {}),
   };
+}
+
+/** Refuses an evaluation whose (system, dataset) pairs would share a run folder ("a b" and "a_b"). */
+function checkRunDirs(config: EvalConfig): void {
+  const seen = new Map<string, string>();
+  for (const d of config.datasets) {
+    for (const s of config.systems) {
+      const dir = runDir(config.out, s.name, d.name);
+      const who = `system "${s.name}" on dataset "${d.name}"`;
+      const other = seen.get(dir);
+      if (other) throw new InputError(`${other} and ${who} would share the run folder ${dir}`, 'rename one of them (names differing only in characters other than letters, digits, "_", "." and "-" map to the same folder)');
+      seen.set(dir, who);
+    }
+  }
 }
 
 async function questionsOf(d: DatasetSpec): Promise<Question[]> {
@@ -162,7 +215,8 @@ export function runDir(out: string, system: string, dataset: string): string {
 }
 
 export async function runEval(config: EvalConfig, log: EvalProgress = () => {}): Promise<EvalResults> {
-  mkdirSync(config.out, { recursive: true });
+  checkRunDirs(config);
+  ensureOutDir(config.out, 'eval output folder');
   const retriever = await openRetriever(config.index, { method: config.retrieval, embedderOptions: { apiKey: config.apiKey } });
   const llmOptions = { apiKey: config.apiKey, cacheDir: config.cacheDir ?? join(config.out, '.cache'), concurrency: config.concurrency ?? 8 };
   const judge = config.judge ? new Judge(await createLLM(config.judge, llmOptions)) : undefined;
@@ -238,10 +292,10 @@ export async function runEval(config: EvalConfig, log: EvalProgress = () => {}):
   if (config.annotation) {
     const path = join(config.annotation, 'stats.json');
     if (!existsSync(path)) throw new InputError(`${config.annotation}: no stats.json`, 'point "annotation" at a finished `ragtrail annotate` folder');
-    results.annotation = JSON.parse(readFileSync(path, 'utf8')) as AnnotationStats;
+    results.annotation = readJsonFileSync<AnnotationStats>(path, 're-run `ragtrail annotate` on that folder to rewrite it');
   }
   await retriever.close?.();
-  writeFileSync(join(config.out, 'results.json'), JSON.stringify(results, null, 2) + '\n');
+  writeJsonAtomicSync(join(config.out, 'results.json'), results);
   writeReport(config.out, results);
   return results;
 }

@@ -5,7 +5,7 @@
  * run.json` records the settings, and a re-run with different settings is refused rather than mixed.
  */
 import { checkRunConfig } from '../core/run-config.js';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { ensureOutDir, writeJsonAtomicSync } from '../core/io.js';
 import { join } from 'node:path';
 import { AppendLog } from '../core/append-log.js';
 import { withPriority } from '../core/limiter.js';
@@ -98,7 +98,7 @@ export interface RunResult {
 }
 
 export async function runQuestions(opts: RunOptions): Promise<RunResult> {
-  mkdirSync(opts.outDir, { recursive: true });
+  ensureOutDir(opts.outDir);
   const lock = DirLock.acquire(join(opts.outDir, '.lock'), `run folder ${opts.outDir}`);
   try {
     return await runLocked(opts);
@@ -146,6 +146,6 @@ async function runLocked(opts: RunOptions): Promise<RunResult> {
     ...summarize(all),
     session: { ran, skipped, wallSeconds: (performance.now() - t0) / 1000, ...(opts.usage ? { llm: opts.usage() } : {}) },
   };
-  writeFileSync(join(opts.outDir, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
+  writeJsonAtomicSync(join(opts.outDir, 'summary.json'), summary);
   return { summary, ran, skipped };
 }

@@ -5,7 +5,6 @@
  * shapes of /completions vs /chat/completions), while the requests themselves are two small JSON POSTs.
  * Chat mode posts to /chat/completions; completion mode (base models) to /completions.
  */
-import { RagtrailError } from '../core/errors.js';
 import { fetchJson, type RetryOptions } from '../core/http.js';
 import { type Choice, type GenerateRequest, type GenerateResult, type LLM, messagesToPrompt } from './types.js';
 
@@ -82,12 +81,14 @@ export class OpenAICompatibleLLM implements LLM {
     if (req.logprobs) body['logprobs'] = chat ? true : 1;
     const url = `${this.baseURL.replace(/\/+$/, '')}/${chat ? 'chat/completions' : 'completions'}`;
     const reply = await fetchJson<WireReply>(url, {
+      serverKind: 'LLM server',
       ...this.opts,
       body,
+      // A 200 without choices is what an overloaded proxy or a restarting server sends: ask again.
+      validate: (r) => (Array.isArray((r as WireReply | null)?.choices) && (r as WireReply).choices!.length > 0 ? undefined : 'the reply has no "choices"'),
       headers: this.apiKey ? { authorization: `Bearer ${this.apiKey}` } : {},
     });
-    if (!Array.isArray(reply.choices)) throw new RagtrailError(`${url}: the reply has no "choices" list`);
-    const choices = [...reply.choices]
+    const choices = [...reply.choices!]
       .sort((a, b) => (a.index ?? 0) - (b.index ?? 0))
       .map((c): Choice => {
         const text = (chat ? c.message?.content : c.text) ?? '';

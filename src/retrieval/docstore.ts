@@ -3,7 +3,8 @@
  * per passage, in corpus order) and `docs.off` (Float64 byte offsets, N + 1 of them). Lookups are
  * positioned reads, so a Wikipedia-size store stays on disk and in the page cache, not in the heap.
  */
-import { closeSync, openSync, readFileSync, readSync, writeFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, readSync, writeFileSync } from 'node:fs';
+import { InputError } from '../core/errors.js';
 import { join } from 'node:path';
 import type { Passage } from '../core/types.js';
 import { VarintWriter } from './bm25/bytes.js';
@@ -47,10 +48,21 @@ export class DocStore {
   private readonly offsets: Float64Array;
   private scratch = Buffer.alloc(1 << 16);
 
-  constructor(dir: string) {
-    const raw = readFileSync(join(dir, 'docs.off'));
-    this.offsets = new Float64Array(raw.buffer, raw.byteOffset, raw.byteLength / 8);
+  /** `expected`: the passage count the index manifest records, when known. */
+  constructor(dir: string, expected?: number) {
+    const offPath = join(dir, 'docs.off');
+    const rebuild = 'rebuild the index with `ragtrail index build --force`';
+    const raw = readFileSync(offPath);
+    // A truncated or mismatched offsets file would otherwise surface much later as "document N is not in the store".
+    if (raw.byteLength % 8 !== 0 || raw.byteLength < 8) throw new InputError(`${offPath}: truncated (${raw.byteLength} bytes, not a whole number of 8-byte offsets)`, rebuild);
+    this.offsets = raw.byteOffset % 8 === 0 ? new Float64Array(raw.buffer, raw.byteOffset, raw.byteLength / 8) : new Float64Array(raw.buffer.slice(raw.byteOffset, raw.byteOffset + raw.byteLength));
+    if (expected !== undefined && this.size !== expected) throw new InputError(`${offPath}: holds ${this.size} passages, index.json says ${expected} (truncated?)`, rebuild);
     this.fd = openSync(join(dir, 'docs.jsonl'), 'r');
+    const bytes = fstatSync(this.fd).size;
+    if (this.offsets[this.size] !== bytes) {
+      closeSync(this.fd);
+      throw new InputError(`${join(dir, 'docs.jsonl')}: ${bytes} bytes, but docs.off ends at ${this.offsets[this.size]} (one of them is truncated)`, rebuild);
+    }
   }
 
   get size(): number {

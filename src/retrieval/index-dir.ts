@@ -10,10 +10,10 @@
  * build on the same folder keeps finished parts: adding `--dense` to a BM25 index embeds only, and
  * an interrupted embedding resumes.
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { InputError } from '../core/errors.js';
-import { readLines } from '../core/io.js';
+import { readJsonFileSync, readLines, writeJsonAtomicSync } from '../core/io.js';
 import { Progress } from '../core/progress.js';
 import type { Passage } from '../core/types.js';
 import { readCorpus } from '../corpus/corpus.js';
@@ -37,6 +37,8 @@ export interface IndexManifest {
   /** Size and modification time of the corpus file when indexed: a changed corpus is not resumed. */
   corpusStat?: { size: number; mtimeMs: number };
   passages: number;
+  /** Corpus records skipped by --skip-invalid. */
+  skippedRecords?: number;
   created: string;
   bm25?: Omit<Bm25Meta, 'analyzer'>;
   dense?: DenseMeta;
@@ -51,6 +53,9 @@ export interface IndexBuildOptions {
   quiet?: boolean;
   /** Rebuild from scratch when the folder holds an index of another or a changed corpus. */
   force?: boolean;
+  /** Skip corpus lines that are not UTF-8 or do not parse, and repeated passage ids, instead of failing (each reported to `onInvalid`). */
+  skipInvalid?: boolean;
+  onInvalid?: (e: InputError) => void;
 }
 
 function corpusStat(path: string): { size: number; mtimeMs: number } {
@@ -63,7 +68,7 @@ const manifestPath = (dir: string) => join(dir, 'index.json');
 export function readManifest(dir: string): IndexManifest {
   const path = manifestPath(dir);
   if (!existsSync(path)) throw new InputError(`${dir}: not a ragtrail index (no index.json)`, 'build one with `ragtrail index build --corpus C --out DIR`');
-  const m = JSON.parse(readFileSync(path, 'utf8')) as IndexManifest;
+  const m = readJsonFileSync<IndexManifest>(path, 'rebuild the index with `ragtrail index build --force`');
   if (m.format !== 'ragtrail-index' || m.version !== INDEX_FORMAT_VERSION) {
     throw new InputError(`${dir}: index format ${m.format} v${m.version} is not supported by this ragtrail (v${INDEX_FORMAT_VERSION})`, 'rebuild the index');
   }
@@ -71,7 +76,22 @@ export function readManifest(dir: string): IndexManifest {
 }
 
 function writeManifest(dir: string, m: IndexManifest): void {
-  writeFileSync(manifestPath(dir), JSON.stringify(m, null, 2) + '\n');
+  writeJsonAtomicSync(manifestPath(dir), m);
+}
+
+/**
+ * Moves a finished build from `tmp` into `dir`, the manifest last, so that `dir` holds either no
+ * index or a complete one: a build that fails (a bad corpus line, a full disk) leaves no partial
+ * index behind.
+ */
+function moveInto(tmp: string, dir: string): void {
+  mkdirSync(dir, { recursive: true });
+  const entries = readdirSync(tmp).sort((a, b) => Number(a === 'index.json') - Number(b === 'index.json'));
+  for (const name of entries) {
+    rmSync(join(dir, name), { recursive: true, force: true });
+    renameSync(join(tmp, name), join(dir, name));
+  }
+  rmSync(tmp, { recursive: true, force: true });
 }
 
 /** Passages of the document store from document number `from` on, in order. */
@@ -85,43 +105,58 @@ async function* storedPassages(dir: string, from: number): AsyncGenerator<Passag
 
 export async function buildIndex(corpusPath: string, dir: string, opts: IndexBuildOptions): Promise<IndexManifest> {
   const wantBm25 = opts.bm25 ?? !opts.embedder;
-  mkdirSync(dir, { recursive: true });
   let manifest: IndexManifest | undefined;
-  if (existsSync(manifestPath(dir))) {
+  if (existsSync(dir) && !statSync(dir).isDirectory()) throw new InputError(`--out ${dir}: is a file, not a folder`, 'name a folder for the index');
+  if (existsSync(manifestPath(dir)) && opts.force) {
+    // Without reading the manifest: --force is also the fix for a damaged one.
+    for (const part of ['bm25', 'dense', 'index.json']) rmSync(join(dir, part), { recursive: true, force: true });
+  } else if (existsSync(manifestPath(dir))) {
     manifest = readManifest(dir);
     const now = existsSync(corpusPath) ? corpusStat(corpusPath) : undefined;
     const other = resolve(manifest.corpus) !== resolve(corpusPath);
     const changed = !other && now !== undefined && manifest.corpusStat !== undefined && (now.size !== manifest.corpusStat.size || now.mtimeMs !== manifest.corpusStat.mtimeMs);
-    if (opts.force) {
-      for (const part of ['bm25', 'dense', 'index.json']) rmSync(join(dir, part), { recursive: true, force: true });
-      manifest = undefined;
-    } else if (other) {
+    if (other) {
       throw new InputError(`${dir} already holds an index of ${manifest.corpus}`, 'choose another --out folder, delete this one, or pass --force to rebuild it');
     } else if (changed) {
       throw new InputError(`${corpusPath} changed since ${dir} was built from it`, 'pass --force to rebuild the index, or choose another --out folder');
     }
   }
   if (!manifest || (wantBm25 && !manifest.bm25)) {
-    // One pass over the corpus: document store, and BM25 when asked.
-    rmSync(join(dir, 'bm25'), { recursive: true, force: true });
-    const store = new DocStoreWriter(dir);
-    const bm25 = wantBm25 ? new Bm25Builder(join(dir, 'bm25'), opts.bm25Options) : undefined;
-    const progress = new Progress('indexing', { unit: 'passages', quiet: opts.quiet });
-    for await (const p of readCorpus(corpusPath)) {
-      store.add(p);
-      bm25?.add(p.title ? `${p.title}\n${p.text}` : p.text);
-      progress.tick();
+    // One pass over the corpus: document store, and BM25 when asked, built in a sibling folder and
+    // moved in when complete.
+    const tmp = `${resolve(dir)}.partial`;
+    rmSync(tmp, { recursive: true, force: true });
+    mkdirSync(tmp, { recursive: true });
+    try {
+      const store = new DocStoreWriter(tmp);
+      const bm25 = wantBm25 ? new Bm25Builder(join(tmp, 'bm25'), opts.bm25Options) : undefined;
+      const progress = new Progress('indexing', { unit: 'passages', quiet: opts.quiet });
+      let skipped = 0;
+      const corpusOptions = { skipInvalid: opts.skipInvalid, onInvalid: (e: InputError) => (skipped++, opts.onInvalid?.(e)) };
+      try {
+        for await (const p of readCorpus(corpusPath, corpusOptions)) {
+          store.add(p);
+          bm25?.add(p.title ? `${p.title}\n${p.text}` : p.text);
+          progress.tick();
+        }
+      } finally {
+        store.close();
+      }
+      const bm25Meta = bm25?.finish();
+      progress.finish(`${bm25Meta ? `(${bm25Meta.vocabulary} terms, ${bm25Meta.postings} postings, ${bm25Meta.runs} runs)` : ''}${skipped ? ` ${skipped} invalid records skipped` : ''}`);
+      if (store.count === 0) throw new InputError(`${corpusPath}: the corpus has no passages`);
+      manifest = { format: 'ragtrail-index', version: INDEX_FORMAT_VERSION, corpus: corpusPath, corpusStat: existsSync(corpusPath) ? corpusStat(corpusPath) : undefined, passages: store.count, created: new Date().toISOString() };
+      if (bm25Meta) {
+        const { analyzer: _analyzer, ...rest } = bm25Meta;
+        manifest.bm25 = rest;
+      }
+      if (skipped) manifest.skippedRecords = skipped;
+      writeManifest(tmp, manifest);
+    } catch (e) {
+      rmSync(tmp, { recursive: true, force: true });
+      throw e;
     }
-    store.close();
-    const bm25Meta = bm25?.finish();
-    progress.finish(bm25Meta ? `(${bm25Meta.vocabulary} terms, ${bm25Meta.postings} postings, ${bm25Meta.runs} runs)` : '');
-    if (store.count === 0) throw new InputError(`${corpusPath}: the corpus has no passages`);
-    manifest = { format: 'ragtrail-index', version: INDEX_FORMAT_VERSION, corpus: corpusPath, corpusStat: existsSync(corpusPath) ? corpusStat(corpusPath) : undefined, passages: store.count, created: new Date().toISOString() };
-    if (bm25Meta) {
-      const { analyzer: _analyzer, ...rest } = bm25Meta;
-      manifest.bm25 = rest;
-    }
-    writeManifest(dir, manifest);
+    moveInto(tmp, dir);
   }
   if (opts.embedder && !(manifest.dense && manifest.dense.embedder === opts.embedder.spec)) {
     const denseDir = join(dir, 'dense');
@@ -158,7 +193,7 @@ export async function openRetriever(location: string, opts: OpenRetrieverOptions
   if (/^https?:\/\//.test(location)) return new HttpRetriever(location, { token: opts.token });
   const manifest = readManifest(location);
   const method = opts.method ?? (manifest.bm25 ? 'bm25' : 'dense');
-  const store = new DocStore(location);
+  const store = new DocStore(location, manifest.passages);
   const bm25 = async () => {
     if (!manifest.bm25) throw new InputError(`${location} has no BM25 index`, 'rebuild with --bm25, or search with --retrieval dense');
     return new Bm25Retriever(Bm25Index.open(join(location, 'bm25'), opts.bm25), store);

@@ -19,10 +19,15 @@ export function requireString(rec: Json, field: string, loc: SourceLocation): st
   return v;
 }
 
-/** A list of answer strings (numbers are accepted and stringified); must not be empty. */
-export function requireAnswerList(rec: Json, field: string, loc: SourceLocation): string[] {
+/**
+ * A list of answer strings (numbers are accepted and stringified); must not be empty. A single
+ * answer outside a list is accepted where the format has one (HotpotQA's `answer`), but not with
+ * `listOnly` (FlashRAG's `golden_answers`), where `42` is a malformed record rather than ["42"].
+ */
+export function requireAnswerList(rec: Json, field: string, loc: SourceLocation, listOnly = false): string[] {
   const v = rec[field];
   if (v === undefined || v === null) throw new RecordError(loc, field, 'is missing');
+  if (listOnly && !Array.isArray(v)) throw new RecordError(loc, field, `must be a list of answer strings, got ${typeof v} ${JSON.stringify(v).slice(0, 40)}`, `write it as a list, e.g. [${JSON.stringify(String(v)).slice(0, 40)}]`);
   const list = Array.isArray(v) ? v : [v];
   const out: string[] = [];
   for (const a of list) {

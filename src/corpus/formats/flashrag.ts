@@ -30,7 +30,7 @@ function asDecomposition(v: unknown): DecompositionStep[] | undefined {
 export function fromFlashrag(rec: Json, loc: SourceLocation): Question {
   const id = requireString(rec, 'id', loc);
   const question = requireString(rec, 'question', loc);
-  const answers = requireAnswerList(rec, 'golden_answers', loc);
+  const answers = requireAnswerList(rec, 'golden_answers', loc, true);
   const q: Question = { id, question, answers };
   const meta = rec['metadata'];
   if (meta && typeof meta === 'object' && !Array.isArray(meta)) {
