@@ -72,12 +72,21 @@ function sameToken(given: string, token: string): boolean {
 }
 
 export function authorise(req: IncomingMessage, token: string | undefined): Authorised {
-  const url = new URL(req.url ?? '/', 'http://localhost');
+  let url: URL;
+  try {
+    url = new URL(req.url ?? '/', 'http://localhost');
+  } catch {
+    url = new URL('http://localhost/.invalid'); // an unparseable request target routes nowhere
+  }
   let path = url.pathname;
   let fromPath: string | undefined;
   const m = /^\/t\/([^/]+)(\/.*)?$/.exec(path);
   if (m) {
-    fromPath = decodeURIComponent(m[1]!);
+    try {
+      fromPath = decodeURIComponent(m[1]!);
+    } catch {
+      fromPath = undefined; // malformed %-escapes: no token, not a crash
+    }
     path = m[2] ?? '/';
   }
   if (!token) return { ok: true, path, query: url.searchParams };
