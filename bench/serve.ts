@@ -13,13 +13,14 @@
  *          --levels 1,8,64,256 --workers <cores> --parts retriever,env
  * Figures depend on the machine and its load; the ratio of the two servers in one run is what counts.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { formatTable } from '../src/cli/table.js';
 import { buildIndex } from '../src/retrieval/index-dir.js';
+import { startServerCli } from '../test/helpers.js';
 import { writeSyntheticCorpus } from './synthetic-text.js';
 
 const { values: args } = parseArgs({
@@ -39,7 +40,6 @@ const BATCH = Number(args.batch);
 const TOPK = Number(args.topk);
 const LEVELS = args.levels.split(',').map(Number);
 const WORKERS = Number(args.workers);
-const ROOT = resolve(import.meta.dirname, '..');
 const work = join(tmpdir(), `ragtrail-bench-serve-${N}`);
 mkdirSync(work, { recursive: true });
 
@@ -56,21 +56,7 @@ if (!existsSync(join(index, 'index.json')) || !existsSync(queriesFile)) {
 const queries = (await import(queriesFile, { with: { type: 'json' } })).default as string[];
 
 // ---------------------------------------------------------------- servers as users run them
-const cli = ['--import', import.meta.resolve('tsx'), join(ROOT, 'src', 'cli', 'main.ts')];
-function start(cmd: string[], workers: number): Promise<{ child: ChildProcess; base: string }> {
-  return new Promise((ok, fail) => {
-    const child = spawn(process.execPath, [...cli, ...cmd, '--workers', String(workers), '--port', '0', '--quiet'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stderr!.on('data', (d) => (err += d));
-    child.stdout!.on('data', (d) => {
-      out += d;
-      const m = /(http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m) ok({ child, base: m[1]! });
-    });
-    child.on('exit', (code) => fail(new Error(`${cmd[0]} exited with ${code}: ${err}`)));
-  });
-}
+const start = (cmd: string[], workers: number) => startServerCli([...cmd, '--workers', String(workers)]);
 async function stop(child: ChildProcess): Promise<void> {
   const gone = new Promise((r) => child.once('exit', r));
   child.kill('SIGTERM');

@@ -4,32 +4,12 @@
  * until the client left); a request in flight when SIGTERM arrives is still answered.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { WebSocket } from 'ws';
 import { generateWorld, writeWorld } from '../../src/corpus/world/index.js';
 import { buildIndex } from '../../src/retrieval/index-dir.js';
-import { ROOT, tempDir } from '../helpers.js';
-
-const cli = ['--import', import.meta.resolve('tsx'), join(ROOT, 'src', 'cli', 'main.ts')];
-
-/** Starts a server command and resolves with its process and base URL once it prints where it listens. */
-function startServer(args: string[]): Promise<{ child: ChildProcess; base: string; exited: Promise<{ code: number | null; at: number }> }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...cli, ...args, '--port', '0', '--quiet'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    const exited = new Promise<{ code: number | null; at: number }>((r) => child.on('exit', (code) => r({ code, at: performance.now() })));
-    let out = '';
-    let err = '';
-    child.stderr!.on('data', (d) => (err += d));
-    child.stdout!.on('data', (d) => {
-      out += d;
-      const m = /(http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m) resolve({ child, base: m[1]!, exited });
-    });
-    child.on('exit', (code) => reject(new Error(`server exited with ${code}: ${err}`)));
-  });
-}
+import { startServerCli as startServer, tempDir } from '../helpers.js';
 
 describe('graceful shutdown on SIGTERM', () => {
   const tmp = tempDir();
