@@ -308,6 +308,19 @@ describe('serve-env, driven as OpenEnv, verl-tool and Search-R1 drive it', () =>
     });
   });
 
+  it('closes idle sessions on a timer, without waiting for the next reset', async () => {
+    const env = new RagEnv({ retriever, topK: TOPK, maxTurns: 4 });
+    const service = new EnvService({ env, protocol: getProtocol('search-r1'), questions, outcome: composeScheme('em'), idleMs: 40 });
+    try {
+      service.reset({ episode_id: 'idle-1' });
+      assert.equal(service.has('idle-1'), true);
+      await new Promise((r) => setTimeout(r, 150));
+      assert.equal(service.has('idle-1'), false);
+    } finally {
+      service.dispose();
+    }
+  });
+
   it('serves a dataset without split metadata with default flags: all questions, and says so', async () => {
     const { questions: qs, note } = await selectQuestions(data('flashrag', 'bamboogle_test.jsonl'), undefined);
     assert.equal(qs.length, 125);
