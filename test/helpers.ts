@@ -1,5 +1,5 @@
 /** Paths and small utilities shared by the tests. */
-import { spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -37,4 +37,25 @@ export function cliRunner(cwd: string) {
       child.on('close', (status) => resolvePromise({ status, stdout, stderr }));
     });
   return { run, runAsync };
+}
+
+/**
+ * Starts a server command of the CLI (`serve-env`, `serve-retriever`) on a free loopback port and
+ * resolves once it prints where it listens; `exited` resolves with its exit code and the time of exit.
+ */
+export function startServerCli(args: string[]): Promise<{ child: ChildProcess; base: string; exited: Promise<{ code: number | null; at: number }> }> {
+  const cli = ['--import', import.meta.resolve('tsx'), join(ROOT, 'src', 'cli', 'main.ts')];
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [...cli, ...args, '--port', '0', '--quiet'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const exited = new Promise<{ code: number | null; at: number }>((r) => child.on('exit', (code) => r({ code, at: performance.now() })));
+    let out = '';
+    let err = '';
+    child.stderr!.on('data', (d) => (err += d));
+    child.stdout!.on('data', (d) => {
+      out += d;
+      const m = /(http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+      if (m) resolvePromise({ child, base: m[1]!, exited });
+    });
+    child.on('exit', (code) => reject(new Error(`${args[0]} exited with ${code}: ${err}`)));
+  });
 }

@@ -13,7 +13,7 @@ environment instances through its ``environments`` keyword.
 
 Wire format (OpenEnv-style HTTP, JSON bodies):
     POST /reset  {"episode_id", "question_id", "seed"?}  -> {"observation": {"text", ...}, "reward", "done"}
-    POST /step   {"action": {...}, "episode_id"}        -> {"observation": {"text"}, "reward", "done", "metadata"}
+    POST /step   {"action": {...}, "episode_id"}        -> {"observation": {"text", "metadata", ...}, "reward", "done"}
     GET  /health                                          -> {"status": "healthy"}
 """
 
@@ -112,8 +112,9 @@ class _Episode:
         except EnvError as err:
             return f"Error: {err}"
         self.done = bool(reply.get("done", False))
-        self.metadata = reply.get("metadata") or {}
         self.observation = reply.get("observation") or {}
+        # OpenEnv's StepResponse has exactly observation/reward/done: details live in observation.metadata.
+        self.metadata = self.observation.get("metadata") or reply.get("metadata") or {}
         # ragtrail puts the step's process reward in `reward`, except on the final step, whose `reward`
         # is the outcome; there the process reward travels as metadata.step_reward.
         step = self.metadata.get("step_reward") if self.done else reply.get("reward")

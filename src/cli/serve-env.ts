@@ -1,17 +1,19 @@
-import { listen } from '../core/http-server.js';
 import type { Command } from 'commander';
 import { InputError } from '../core/errors.js';
+import { listen, stopOnSignals } from '../core/http-server.js';
+import type { Question } from '../core/types.js';
+import { loadDataset } from '../corpus/dataset.js';
 import { AGENT_NAMES } from '../agents/protocol.js';
 import { getProtocol } from '../agents/registry.js';
 import { RagEnv } from '../env/env.js';
-import { EnvService } from '../learn/env-service.js';
+import { DEFAULT_MAX_ACTION_CHARS, EnvService } from '../learn/env-service.js';
 import { createEnvServer } from '../learn/serve-env.js';
 import { createPrm, PRM_SPEC_HELP } from '../prm/select.js';
 import { createEmbedder } from '../retrieval/embedders/embedder.js';
 import { openRetriever, type SearchMethod } from '../retrieval/index-dir.js';
+import { defaultWorkers, PooledRetriever } from '../retrieval/pool.js';
 import { composeScheme } from '../rewards/schemes.js';
-import { choiceArg, collect, intArg } from './options.js';
-import { loadQuestions } from './setup.js';
+import { choiceArg, collect, intArg, numberArg } from './options.js';
 
 export interface EnvOpts {
   index: string;
@@ -28,6 +30,10 @@ export interface EnvOpts {
   retrieval?: SearchMethod;
   apiKey?: string;
   trajectories?: string;
+  /** Search threads over the index (serve-env); absent or 0: searches run in this thread. */
+  workers?: number;
+  maxActionChars?: number;
+  sessionIdleS?: number;
 }
 
 /** The environment options `serve-env` and `train --engine trl --algo grpo` share. */
@@ -35,7 +41,7 @@ export function addEnvOptions(cmd: Command, defaults: { agent?: string; reward?:
   return cmd
     .option('--index <dir|url>', 'index folder, or the URL of a /retrieve server')
     .option('--dataset <file>', 'questions the episodes are drawn from')
-    .option('--split <name>', 'only questions whose metadata.split is this', 'train')
+    .option('--split <name>', 'only questions whose metadata.split is this ("" for all; default: train when the dataset has split metadata, else every question)')
     .option('--limit <n>', 'first N questions only', intArg(1))
     .option('--agent <name>', `protocol for raw-text actions and prompts: ${AGENT_NAMES.join(', ')}`, choiceArg(AGENT_NAMES), defaults.agent)
     .option('--reward <expr>', `outcome reward scheme on the final step (see \`ragtrail reward --help\`)${defaults.reward ? '' : '; default: the algorithm\'s (em; lws: lws-stage1 then lws-stage2; prorag: prorag-outcome)'}`, defaults.reward)
@@ -49,15 +55,55 @@ export function addEnvOptions(cmd: Command, defaults: { agent?: string; reward?:
     .option('--trajectories <file>', 'append every finished episode to this JSONL file (trajectories with their step and outcome rewards)');
 }
 
-export async function envServiceFrom(opts: EnvOpts): Promise<EnvService> {
+/**
+ * The episodes' questions and a line saying which were taken. Without --split, a dataset that has
+ * split metadata serves its train split and one without (a plain FlashRAG file) serves every question.
+ */
+export async function selectQuestions(dataset: string, split: string | undefined, limit?: number): Promise<{ questions: Question[]; note: string }> {
+  const all: Question[] = [];
+  for await (const q of loadDataset(dataset)) all.push(q);
+  const splitOf = (q: Question) => q.metadata?.['split'];
+  let chosen: Question[];
+  let note: string;
+  if (split === '') {
+    chosen = all;
+    note = `all ${all.length} questions of ${dataset} (--split "")`;
+  } else if (split !== undefined) {
+    chosen = all.filter((q) => splitOf(q) === split);
+    if (chosen.length === 0) throw new InputError(`${dataset}: no questions in split "${split}"`, `its splits: ${[...new Set(all.map(splitOf).filter((s) => s !== undefined))].map((s) => JSON.stringify(s)).join(', ') || 'none (no metadata.split): leave --split out to serve every question'}`);
+    note = `split "${split}": ${chosen.length} of the ${all.length} questions of ${dataset}`;
+  } else if (all.every((q) => splitOf(q) === undefined)) {
+    chosen = all;
+    note = `all ${all.length} questions of ${dataset} (it has no split metadata)`;
+  } else {
+    chosen = all.filter((q) => splitOf(q) === 'train');
+    if (chosen.length === 0) throw new InputError(`${dataset}: no questions in split "train"`, `pick one with --split NAME (its splits: ${[...new Set(all.map(splitOf).filter((s) => s !== undefined))].map((s) => JSON.stringify(s)).join(', ')}) or serve all with --split ""`);
+    note = `split "train": ${chosen.length} of the ${all.length} questions of ${dataset} (--split to choose another)`;
+  }
+  if (chosen.length === 0) throw new InputError(`${dataset}: no questions`);
+  if (limit && chosen.length > limit) {
+    chosen = chosen.slice(0, limit);
+    note += `, the first ${limit} (--limit)`;
+  }
+  return { questions: chosen, note };
+}
+
+export async function envServiceFrom(opts: EnvOpts): Promise<EnvService & { selection: string }> {
   if (!opts.index || !opts.dataset) throw new InputError('serve-env needs --index DIR and --dataset FILE', 'e.g. --index world-index --dataset world/questions.jsonl');
   const protocol = getProtocol(opts.agent);
-  const retriever = await openRetriever(opts.index, { method: opts.retrieval, embedderOptions: { apiKey: opts.apiKey } });
+  const { questions, note } = await selectQuestions(opts.dataset, opts.split, opts.limit);
+  const pooled = opts.workers && !/^https?:\/\//.test(opts.index);
+  const retriever = pooled
+    ? await PooledRetriever.open(opts.index, opts.workers!, { method: opts.retrieval, apiKey: opts.apiKey })
+    : await openRetriever(opts.index, { method: opts.retrieval, embedderOptions: { apiKey: opts.apiKey } });
   const d = protocol.defaults;
   const env = new RagEnv({ retriever, topK: opts.topK ?? d.topK, maxTurns: opts.maxTurns ?? d.maxTurns, maxSearches: opts.maxSearches ?? d.maxSearches });
-  const questions = await loadQuestions(opts.dataset, { split: opts.split, limit: opts.limit });
   const prm = opts.prm ? await createPrm(opts.prm, { apiKey: opts.apiKey }) : undefined;
-  return new EnvService({ env, protocol, questions, outcome: composeScheme(opts.reward ?? 'em', opts.option), prm, embedder: await createEmbedder('hash:512'), trajectoriesPath: opts.trajectories });
+  const service = new EnvService({
+    env, protocol, questions, outcome: composeScheme(opts.reward ?? 'em', opts.option), prm, embedder: await createEmbedder('hash:512'), trajectoriesPath: opts.trajectories,
+    maxActionChars: opts.maxActionChars, idleMs: opts.sessionIdleS !== undefined ? opts.sessionIdleS * 1000 : undefined,
+  });
+  return Object.assign(service, { selection: note });
 }
 
 interface ServeEnvOpts extends EnvOpts {
@@ -65,6 +111,9 @@ interface ServeEnvOpts extends EnvOpts {
   host: string;
   token?: string;
   maxSessions: number;
+  maxTrajectories: number;
+  maxBodyMb: number;
+  roundRobin: boolean;
   quiet: boolean;
 }
 
@@ -75,22 +124,29 @@ export function registerServeEnv(program: Command): void {
   addEnvOptions(cmd)
     .option('--port <n>', 'port (0 picks a free one)', intArg(0, 65535), 8010)
     .option('--host <host>', 'address to listen on', '127.0.0.1')
-    .option('--token <token>', 'require Authorization: Bearer <token> (default: $RAGTRAIL_ENV_TOKEN if set)', process.env['RAGTRAIL_ENV_TOKEN'])
+    .option('--token <token>', 'require this token on every route but /health, as "Authorization: Bearer <token>", ?token=<token> or a /t/<token>/ path prefix (default: $RAGTRAIL_ENV_TOKEN if set)', process.env['RAGTRAIL_ENV_TOKEN'])
     .option('--max-sessions <n>', 'WebSocket sessions at once', intArg(1, 100_000), 256)
+    .option('--workers <n>', 'search threads over the one index (0: search on the main thread)', intArg(0, 1024), defaultWorkers())
+    .option('--round-robin', "give a verl-tool trajectory whose extra_fields name no question the next question in turn (default: refuse it with 422, since its reward would be computed against a question that is not in its prompt)", false)
+    .option('--max-trajectories <n>', 'trajectories in one /get_observation call', intArg(1), 4096)
+    .option('--max-action-chars <n>', "characters in one action's text", intArg(1), DEFAULT_MAX_ACTION_CHARS)
+    .option('--max-body-mb <n>', 'size of one request body or WebSocket message in MiB', numberArg(0.001, 1024), 4)
+    .option('--session-idle-s <n>', 'close sessions idle this long (seconds)', intArg(1), 1800)
     .option('--quiet', 'do not log requests', false)
     .action(async (opts: ServeEnvOpts) => {
       const service = await envServiceFrom(opts);
       const server = createEnvServer(service, {
         token: opts.token,
         maxWsSessions: opts.maxSessions,
+        maxTrajectories: opts.maxTrajectories,
+        maxBodyBytes: Math.round(opts.maxBodyMb * 2 ** 20),
+        roundRobin: opts.roundRobin,
         onRequest: opts.quiet ? undefined : ({ method, path, status, ms }) => console.error(`${new Date().toISOString()} ${method} ${path} ${status} ${ms.toFixed(1)} ms`),
       });
       const port = await listen(server, opts.port, opts.host);
       const base = `http://${opts.host}:${port}`;
-      console.log(`serving the ${opts.agent} environment over ${service.opts.questions.length} questions at ${base} (OpenEnv: /reset /step /state /schema /health, ws://${opts.host}:${port}/ws; verl-tool: ${base}/get_observation)${opts.token ? ', bearer token required' : ''}`);
-      console.log(`rewards: outcome ${opts.reward} on the final step; step rewards ${opts.prm ? `from PRM ${opts.prm}` : '0 (no --prm)'}`);
-      const stop = () => server.close(() => process.exit(0));
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
+      console.log(`serving the ${opts.agent} environment over ${service.selection} at ${base} (OpenEnv: /reset /step /state /schema /health, ws://${opts.host}:${port}/ws; verl-tool: ${base}/get_observation)${opts.token ? ', token required' : ''}`);
+      console.log(`rewards: outcome ${opts.reward} on the final step; step rewards ${opts.prm ? `from PRM ${opts.prm}` : '0 (no --prm)'}; searches on ${service.opts.env.config.retriever.name}`);
+      stopOnSignals(server, { sockets: () => server.websockets(), log: (m) => console.error(m) });
     });
 }

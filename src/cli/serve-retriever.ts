@@ -1,7 +1,9 @@
 import type { Command } from 'commander';
+import { listen, stopOnSignals } from '../core/http-server.js';
 import { openRetriever, readManifest, type SearchMethod } from '../retrieval/index-dir.js';
-import { createRetrievalServer } from '../retrieval/server.js';
-import { choiceArg, intArg } from './options.js';
+import { defaultWorkers, PooledRetriever } from '../retrieval/pool.js';
+import { createRetrievalServer, DEFAULT_RETRIEVAL_LIMITS } from '../retrieval/server.js';
+import { choiceArg, intArg, numberArg } from './options.js';
 
 interface ServeOpts {
   index: string;
@@ -11,8 +13,17 @@ interface ServeOpts {
   retrieval?: SearchMethod;
   topk: number;
   apiKey?: string;
+  workers: number;
+  maxQueries: number;
+  maxTopk: number;
+  maxResults: number;
+  maxQueryChars: number;
+  maxResponseMb: number;
+  maxBodyMb: number;
   quiet: boolean;
 }
+
+const L = DEFAULT_RETRIEVAL_LIMITS;
 
 export function registerServeRetriever(program: Command): void {
   program
@@ -21,29 +32,37 @@ export function registerServeRetriever(program: Command): void {
     .requiredOption('--index <dir>', 'index folder')
     .option('--port <n>', 'port (0 picks a free one)', intArg(0, 65535), 8000)
     .option('--host <host>', 'address to listen on', '127.0.0.1')
-    .option('--token <token>', 'require Authorization: Bearer <token> (default: $RAGTRAIL_RETRIEVER_TOKEN if set)', process.env['RAGTRAIL_RETRIEVER_TOKEN'])
+    .option('--token <token>', 'require this token on every route but /health, as "Authorization: Bearer <token>", ?token=<token> or a /t/<token>/ path prefix (default: $RAGTRAIL_RETRIEVER_TOKEN if set)', process.env['RAGTRAIL_RETRIEVER_TOKEN'])
     .option('--retrieval <m>', 'bm25, dense or hybrid', choiceArg(['bm25', 'dense', 'hybrid'] as const))
     .option('--topk <n>', 'top-k when a request gives none', intArg(1, 1000), 3)
     .option('--api-key <key>', 'API key for an openai: embedder (default: $OPENAI_API_KEY)')
+    .option('--workers <n>', 'search threads over the one index (0: search on the main thread)', intArg(0, 1024), defaultWorkers())
+    .option('--max-queries <n>', 'queries in one request', intArg(1), L.maxQueries)
+    .option('--max-topk <n>', 'largest topk a request may ask for', intArg(1), L.maxTopk)
+    .option('--max-results <n>', 'queries × topk in one request', intArg(1), L.maxResults)
+    .option('--max-query-chars <n>', 'characters in one query', intArg(1), L.maxQueryChars)
+    .option('--max-response-mb <n>', 'size of one reply in MiB', numberArg(0.001, 4096), L.maxResponseBytes / 2 ** 20)
+    .option('--max-body-mb <n>', 'size of one request body in MiB', numberArg(0.001, 1024), L.maxBodyBytes / 2 ** 20)
     .option('--quiet', 'do not log requests', false)
     .action(async (opts: ServeOpts) => {
       const manifest = readManifest(opts.index);
-      const retriever = await openRetriever(opts.index, { method: opts.retrieval, embedderOptions: { apiKey: opts.apiKey } });
+      const retriever = opts.workers > 0
+        ? await PooledRetriever.open(opts.index, opts.workers, { method: opts.retrieval, apiKey: opts.apiKey })
+        : await openRetriever(opts.index, { method: opts.retrieval, embedderOptions: { apiKey: opts.apiKey } });
       const server = createRetrievalServer(retriever, {
         token: opts.token,
         defaultTopk: opts.topk,
         passages: manifest.passages,
+        maxQueries: opts.maxQueries,
+        maxTopk: opts.maxTopk,
+        maxResults: opts.maxResults,
+        maxQueryChars: opts.maxQueryChars,
+        maxResponseBytes: Math.round(opts.maxResponseMb * 2 ** 20),
+        maxBodyBytes: Math.round(opts.maxBodyMb * 2 ** 20),
         onRequest: opts.quiet ? undefined : ({ status, queries, ms }) => console.error(`${new Date().toISOString()} ${status} ${queries} queries ${ms.toFixed(1)} ms`),
       });
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(opts.port, opts.host, resolve);
-      });
-      const addr = server.address();
-      const port = typeof addr === 'object' && addr ? addr.port : opts.port;
-      console.log(`serving ${retriever.name} over ${manifest.passages} passages at http://${opts.host}:${port}/retrieve${opts.token ? ' (bearer token required)' : ''}`);
-      const stop = () => server.close(() => process.exit(0));
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
+      const port = await listen(server, opts.port, opts.host);
+      console.log(`serving ${retriever.name} over ${manifest.passages} passages at http://${opts.host}:${port}/retrieve${opts.token ? ' (token required)' : ''}`);
+      stopOnSignals(server, { log: (m) => console.error(m) });
     });
 }

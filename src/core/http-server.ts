@@ -1,4 +1,5 @@
 /** What ragtrail's HTTP servers share: JSON replies, bounded bodies, and errors that carry a status. */
+import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 
 /** An error answered with its status and message (4xx for the client's mistakes). */
@@ -22,7 +23,7 @@ export async function readBody(req: IncomingMessage, limit: number): Promise<str
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > limit) throw new HttpError(413, `request body larger than ${limit} bytes`);
+    if (size > limit) throw new HttpError(413, `request body larger than ${limit} bytes (the server's --max-body-mb)`);
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks).toString('utf8');
@@ -49,3 +50,80 @@ export async function listen(server: Server, port: number, host: string): Promis
   const addr = server.address();
   return typeof addr === 'object' && addr ? addr.port : port;
 }
+
+/**
+ * Where a request's token may travel. Upstream clients cannot all set a header: Search-R1's
+ * `_batch_search` and verl-tool's `send_batch_requests_async` post to a configured URL, OpenEnv's
+ * `EnvClient` appends `/ws`, `/reset`, … to a base URL. So beside `Authorization: Bearer <token>`
+ * (scheme case-insensitive, RFC 7235 §2.1) a server accepts `?token=<token>` and a leading path
+ * segment pair `/t/<token>/…`, which it strips before routing. Comparisons take constant time.
+ */
+export interface Authorised {
+  ok: boolean;
+  /** The path with any `/t/<token>` prefix removed: what routing and logs see (never the token). */
+  path: string;
+  query: URLSearchParams;
+}
+
+function sameToken(given: string, token: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(token);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+export function authorise(req: IncomingMessage, token: string | undefined): Authorised {
+  let url: URL;
+  try {
+    url = new URL(req.url ?? '/', 'http://localhost');
+  } catch {
+    url = new URL('http://localhost/.invalid'); // an unparseable request target routes nowhere
+  }
+  let path = url.pathname;
+  let fromPath: string | undefined;
+  const m = /^\/t\/([^/]+)(\/.*)?$/.exec(path);
+  if (m) {
+    try {
+      fromPath = decodeURIComponent(m[1]!);
+    } catch {
+      fromPath = undefined; // malformed %-escapes: no token, not a crash
+    }
+    path = m[2] ?? '/';
+  }
+  if (!token) return { ok: true, path, query: url.searchParams };
+  const header = req.headers.authorization;
+  const bearer = header ? /^bearer\s+(.+)$/i.exec(header.trim())?.[1] : undefined;
+  const candidates = [bearer, url.searchParams.get('token') ?? undefined, fromPath];
+  return { ok: candidates.some((c) => c !== undefined && sameToken(c, token)), path, query: url.searchParams };
+}
+
+/** How to send the token, for 401 messages. */
+export const AUTH_HELP = 'send "Authorization: Bearer <token>", or put it in the URL as ?token=<token> or a /t/<token>/ path prefix';
+
+/**
+ * Graceful stop on SIGTERM/SIGINT: stop accepting, close WebSockets with 1001 ("going away"), let
+ * in-flight requests finish, and exit within `graceMs` whatever still hangs (a second signal exits at once).
+ */
+export function stopOnSignals(server: Server, opts: { sockets?: () => Iterable<{ close(code: number, reason: string): void; terminate(): void }>; graceMs?: number; log?: (msg: string) => void } = {}): void {
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) process.exit(1);
+    stopping = true;
+    opts.log?.(`${signal}: finishing in-flight requests, then exiting`);
+    const sockets = [...(opts.sockets?.() ?? [])];
+    for (const ws of sockets) ws.close(1001, 'server shutting down');
+    server.close(() => process.exit(0));
+    // Keep-alive connections with no request in flight would hold close() open.
+    server.closeIdleConnections();
+    const grace = opts.graceMs ?? 4500;
+    setTimeout(() => {
+      for (const ws of sockets) ws.terminate();
+      server.closeAllConnections();
+      process.exit(0);
+    }, grace).unref(); // a client that never answers the close frame must not hold the process past the grace period
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+/** Lets other callbacks run (other clients' requests, /health) between slices of heavy synchronous work. */
+export const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));

@@ -6,8 +6,18 @@
  * episode carries the outcome reward (a reward scheme over the finished trajectory).
  *
  * Actions come typed as tools — {tool: "search", query}, {tool: "answer", text}, {tool: "extract",
- * evidence} — or as a protocol's raw text ({raw}), which the protocol parses (a malformed text is a
- * format failure, recorded in the step and answered with feedback, never an error).
+ * evidence}, OpenEnv's MCP actions {type: "call_tool", tool_name, arguments} and {type: "list_tools"}
+ * — or as a protocol's raw text ({raw}), which the protocol parses (a malformed text is a format
+ * failure, recorded in the step and answered with feedback, never an error). An action that is not
+ * any of these is refused with 422, as OpenEnv's `step_handler` refuses what fails validation.
+ *
+ * Step payloads have exactly OpenEnv's `StepResponse` fields {observation, reward, done}; outcome
+ * details (em, f1, prediction, the step's own process reward) travel in `observation.metadata`,
+ * where OpenEnv's clients (`MCPToolClient._parse_result`, typed `EnvClient`s) read them.
+ *
+ * Memory is bounded by design: sessions at most `maxSessions` (the least recently used is closed
+ * beyond it), each at most maxTurns + 2 steps of at most `maxActionChars` characters and topK
+ * documents; sessions idle longer than `idleMs` are closed by a timer, not only at the next reset.
  */
 import { randomUUID } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
@@ -40,15 +50,31 @@ export interface EnvServiceOptions {
   idleMs?: number;
   /** Appends each finished episode here as a trajectory line (with its rewards), for inspection and scoring. */
   trajectoriesPath?: string;
+  /** Characters in one action's text (default 32,768): a longer one is refused with 413. */
+  maxActionChars?: number;
 }
 
-/** OpenEnv's step result: `{observation, reward, done, metadata}`. */
+/** OpenEnv's `StepResponse`: exactly `{observation, reward, done}`; details in `observation.metadata`. */
 export interface StepPayload {
-  observation: Record<string, unknown>;
+  observation: Record<string, unknown> & { metadata: Record<string, unknown> };
   reward: number | null;
   done: boolean;
-  metadata?: Record<string, unknown>;
 }
+
+export const DEFAULT_MAX_ACTION_CHARS = 32_768;
+
+/** An MCP tool as OpenEnv's `Tool` model has it (extra fields forbidden). */
+interface ToolSpec {
+  name: string;
+  description: string;
+  input_schema: Record<string, unknown>;
+}
+
+const TOOL_SPECS: Record<'search' | 'answer' | 'extract', ToolSpec> = {
+  search: { name: 'search', description: 'Search the corpus; returns the top passages for the query.', input_schema: { type: 'object', properties: { query: { type: 'string', description: 'keywords to search for' } }, required: ['query'] } },
+  answer: { name: 'answer', description: 'Give the final answer and end the episode.', input_schema: { type: 'object', properties: { text: { type: 'string', description: 'the short final answer' } }, required: ['text'] } },
+  extract: { name: 'extract', description: 'Note the evidence from the last search that bears on the question ("None" if nothing does).', input_schema: { type: 'object', properties: { evidence: { type: 'string' } }, required: ['evidence'] } },
+};
 
 interface Session {
   id: string;
@@ -64,41 +90,84 @@ function remotePolicy(protocol: Protocol): Policy {
   return { name: 'remote (serve-env client)', kind: 'llm', protocol, propose: async () => [] };
 }
 
+/** Said once the budget is spent and only an answer is accepted. */
+export const FORCED_NOTE = 'No searches or turns are left: give the final answer now.';
+
 const ACTION_HELP = 'an action is {"tool": "search", "query": "..."}, {"tool": "answer", "text": "..."}, {"tool": "extract", "evidence": "..."} or {"raw": "<the protocol\'s text>"}';
 
 export class EnvService {
   private readonly sessions = new Map<string, Session>();
   private readonly byId: Map<string, Question>;
+  private readonly byText = new Map<string, Question | null>();
   private next = 0;
   private readonly policy: Policy;
+  private readonly sweeper: NodeJS.Timeout;
+  readonly tools: ToolSpec[];
 
   constructor(readonly opts: EnvServiceOptions) {
     if (opts.questions.length === 0) throw new Error('serve-env needs at least one question');
     this.byId = new Map(opts.questions.map((q) => [q.id, q]));
+    // Two questions with the same text cannot be told apart by it (null marks them).
+    for (const q of opts.questions) {
+      const key = q.question.trim();
+      this.byText.set(key, this.byText.has(key) ? null : q);
+    }
     this.policy = remotePolicy(opts.protocol);
+    const fresh = opts.env.reset(opts.questions[0]!);
+    const kinds = new Set([...opts.protocol.allowed(fresh), 'answer']);
+    this.tools = (['search', 'extract', 'answer'] as const).filter((k) => kinds.has(k)).map((k) => TOOL_SPECS[k]);
+    // Idle sessions go even when no reset comes to sweep them; the timer does not keep the process alive.
+    this.sweeper = setInterval(() => this.sweep(), Math.min(this.idleMs, 60_000)).unref();
+  }
+
+  private get idleMs(): number {
+    return this.opts.idleMs ?? 30 * 60_000;
+  }
+
+  /** Stops the idle-session timer and drops every session. */
+  dispose(): void {
+    clearInterval(this.sweeper);
+    this.sessions.clear();
+  }
+
+  /**
+   * The question a client names, or undefined when it names none: question_id (or id), else the
+   * question's exact text (verl-tool's Search-R1 preprocessing puts it in extra_info.question), else index.
+   */
+  identify(data: Record<string, unknown>): Question | undefined {
+    const id = data['question_id'] ?? data['id'];
+    if (id !== undefined && id !== null) {
+      const q = typeof id === 'string' || typeof id === 'number' ? this.byId.get(String(id)) : undefined;
+      if (!q) throw new HttpError(422, `unknown question_id ${JSON.stringify(id)}`);
+      return q;
+    }
+    const text = data['question'];
+    if (typeof text === 'string') {
+      const q = this.byText.get(text.trim());
+      if (q) return q;
+      if (q === null) throw new HttpError(422, `the question text ${JSON.stringify(text.slice(0, 80))} belongs to several questions: send question_id`);
+      if (data['index'] === undefined) throw new HttpError(422, `no question has the text ${JSON.stringify(text.slice(0, 80))}: send question_id or index`);
+    }
+    const index = data['index'];
+    if (index !== undefined && index !== null) {
+      if (!Number.isInteger(index) || (index as number) < 0) throw new HttpError(422, '"index" must be a non-negative integer');
+      return this.opts.questions[(index as number) % this.opts.questions.length]!;
+    }
+    return undefined;
   }
 
   get size(): number {
     return this.sessions.size;
   }
 
-  /** Which question a reset picks: question_id, else index (mod n), else seed, else round robin. */
+  /** Which question a reset picks: the one the data names (identify), else by seed, else round robin (OpenEnv's reset chooses the task). */
   private pick(data: Record<string, unknown>): Question {
+    const named = this.identify(data);
+    if (named) return named;
     const qs = this.opts.questions;
-    const id = data['question_id'];
-    if (id !== undefined) {
-      const q = typeof id === 'string' ? this.byId.get(id) : undefined;
-      if (!q) throw new HttpError(400, `unknown question_id ${JSON.stringify(id)}`);
-      return q;
-    }
-    const index = data['index'];
-    if (index !== undefined) {
-      if (!Number.isInteger(index) || (index as number) < 0) throw new HttpError(400, '"index" must be a non-negative integer');
-      return qs[(index as number) % qs.length]!;
-    }
     const seed = data['seed'];
     if (seed !== undefined && seed !== null) {
-      if (!Number.isInteger(seed) || (seed as number) < 0) throw new HttpError(400, '"seed" must be a non-negative integer');
+      if (!Number.isInteger(seed) || (seed as number) < 0) throw new HttpError(422, '"seed" must be a non-negative integer');
       return qs[new Rng(seed as number).int(qs.length)]!;
     }
     return qs[this.next++ % qs.length]!;
@@ -106,8 +175,7 @@ export class EnvService {
 
   private sweep(): void {
     const now = Date.now();
-    const idle = this.opts.idleMs ?? 30 * 60_000;
-    for (const [id, s] of this.sessions) if (now - s.lastUsed > idle) this.sessions.delete(id);
+    for (const [id, s] of this.sessions) if (now - s.lastUsed > this.idleMs) this.sessions.delete(id);
     const max = this.opts.maxSessions ?? 4096;
     if (this.sessions.size >= max) {
       const oldest = [...this.sessions.values()].sort((a, b) => a.lastUsed - b.lastUsed)[0];
@@ -117,16 +185,16 @@ export class EnvService {
 
   reset(data: Record<string, unknown> = {}): { id: string; result: StepPayload } {
     const epId = data['episode_id'];
-    if (epId !== undefined && (typeof epId !== 'string' || epId.length === 0 || epId.length > 255)) throw new HttpError(400, '"episode_id" must be a string of 1 to 255 characters');
+    if (epId !== undefined && epId !== null && (typeof epId !== 'string' || epId.length === 0 || epId.length > 255)) throw new HttpError(422, '"episode_id" must be a string of 1 to 255 characters');
     const question = this.pick(data);
     this.sweep();
-    const id = (epId as string | undefined) ?? randomUUID();
+    const id = (epId as string | null | undefined) ?? randomUUID();
     const state = this.opts.env.reset(question);
     this.sessions.set(id, { id, state, rewards: [], lastUsed: Date.now(), t0: performance.now() });
     return {
       id,
       result: {
-        observation: { ...this.view(id, state), text: `Question: ${question.question}` },
+        observation: { ...this.view(id, state), text: `Question: ${question.question}`, metadata: {} },
         reward: null,
         done: false,
       },
@@ -155,40 +223,81 @@ export class EnvService {
     };
   }
 
-  parseAction(raw: unknown, state: State): { action: Action; raw: string; formatError?: string } {
-    if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new HttpError(400, ACTION_HELP);
+  parseAction(raw: unknown, state: State, parseRaw?: (text: string) => Action): { action: Action; raw: string; formatError?: string } {
+    if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new HttpError(422, ACTION_HELP);
     const a = raw as Record<string, unknown>;
     const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
     // OpenEnv's MCP form {type: "call_tool", tool_name, arguments} maps onto the same tools.
     const tool = str(a['tool']) ?? str(a['tool_name']) ?? str(a['name']);
     const args = (a['arguments'] && typeof a['arguments'] === 'object' ? a['arguments'] : a) as Record<string, unknown>;
+    const limit = this.opts.maxActionChars ?? DEFAULT_MAX_ACTION_CHARS;
+    for (const v of [a['raw'], args['query'], args['text'], args['answer'], args['evidence']]) {
+      if (typeof v === 'string' && v.length > limit) throw new HttpError(413, `the action's text has ${v.length} characters; the limit is ${limit} (raise serve-env --max-action-chars)`);
+    }
     if (typeof a['raw'] === 'string') {
-      const action = this.opts.protocol.parse(a['raw'], state);
+      const action = (parseRaw ?? ((t: string) => this.opts.protocol.parse(t, state)))(a['raw']);
       return { action, raw: a['raw'], formatError: action.type === 'invalid' ? action.reason : undefined };
     }
     if (tool === 'search') {
       const query = str(args['query']);
-      if (query === undefined) throw new HttpError(400, 'search needs "query" (a string)');
+      if (query === undefined) throw new HttpError(422, 'search needs "query" (a string)');
       return { action: { type: 'search', query }, raw: this.opts.protocol.format({ type: 'search', query }, state) };
     }
     if (tool === 'answer') {
       const text = str(args['text']) ?? str(args['answer']);
-      if (text === undefined) throw new HttpError(400, 'answer needs "text" (a string)');
+      if (text === undefined) throw new HttpError(422, 'answer needs "text" (a string)');
       return { action: { type: 'answer', answer: text }, raw: this.opts.protocol.format({ type: 'answer', answer: text }, state) };
     }
     if (tool === 'extract' || tool === 'evidence') {
       const evidence = str(args['evidence']) ?? str(args['text']);
-      if (evidence === undefined) throw new HttpError(400, 'extract needs "evidence" (a string)');
+      if (evidence === undefined) throw new HttpError(422, 'extract needs "evidence" (a string)');
       return { action: { type: 'extract', evidence }, raw: this.opts.protocol.format({ type: 'extract', evidence }, state) };
     }
-    throw new HttpError(400, tool ? `unknown tool ${JSON.stringify(tool)}; ${ACTION_HELP}` : ACTION_HELP);
+    throw new HttpError(422, tool ? `unknown tool ${JSON.stringify(tool)}; ${ACTION_HELP}` : ACTION_HELP);
   }
 
-  async step(id: string, rawAction: unknown): Promise<StepPayload> {
+  /** OpenEnv's `ListToolsObservation`: answered without a reset, as MCP tool discovery is. */
+  listTools(): StepPayload {
+    return { observation: { tools: this.tools, metadata: {} }, reward: null, done: false };
+  }
+
+  /**
+   * A step from any action form. MCP `call_tool` steps answer as OpenEnv's `CallToolObservation`
+   * ({tool_name, result, error}); a call MCPToolClient cannot make usable (unknown tool, bad
+   * arguments) is an observation with `error` ({error_type, message}, OpenEnv's `ToolError`), not
+   * an HTTP error, since `MCPToolClient.call_tool` reads errors there.
+   */
+  async step(id: string, rawAction: unknown, parseRaw?: (text: string) => Action): Promise<StepPayload> {
+    const a = rawAction && typeof rawAction === 'object' && !Array.isArray(rawAction) ? (rawAction as Record<string, unknown>) : undefined;
+    if (a?.['type'] === 'list_tools') return this.listTools();
+    if (a?.['type'] === 'call_tool') {
+      const toolName = typeof a['tool_name'] === 'string' ? a['tool_name'] : '';
+      const s = this.session(id);
+      const toolError = (error_type: string, message: string): StepPayload => ({
+        observation: { ...this.view(id, s.state), tool_name: toolName, result: null, error: { error_type, message }, metadata: {} },
+        reward: 0,
+        done: s.state.done,
+      });
+      if (!this.tools.some((t) => t.name === toolName)) return toolError('tool_not_found', `no tool ${JSON.stringify(toolName)}; tools: ${this.tools.map((t) => t.name).join(', ')}`);
+      if (a['arguments'] !== undefined && (typeof a['arguments'] !== 'object' || a['arguments'] === null || Array.isArray(a['arguments']))) return toolError('invalid_args', '"arguments" must be an object');
+      if (s.state.done) return toolError('execution_error', `episode ${id} has ended: reset to start another`);
+      let payload: StepPayload;
+      try {
+        payload = await this.stepAction(id, rawAction, parseRaw);
+      } catch (e) {
+        if (e instanceof HttpError && e.status === 422) return toolError('invalid_args', e.message);
+        throw e;
+      }
+      return { ...payload, observation: { ...payload.observation, tool_name: toolName, result: payload.observation['text'], error: null } };
+    }
+    return this.stepAction(id, rawAction, parseRaw);
+  }
+
+  private async stepAction(id: string, rawAction: unknown, parseRaw?: (text: string) => Action): Promise<StepPayload> {
     const s = this.session(id);
     if (s.state.done) throw new HttpError(409, `episode ${id} has ended: reset to start another`);
     const before = s.state;
-    const { action, raw, formatError } = this.parseAction(rawAction, before);
+    const { action, raw, formatError } = this.parseAction(rawAction, before, parseRaw);
     const move = { action, raw, ...(formatError ? { formatError } : {}), ...(before.mustAnswer ? { forced: true } : {}) };
     const { state } = await this.opts.env.step(before, move);
     s.state = state;
@@ -203,7 +312,7 @@ export class EnvService {
     else if (step.action.type === 'answer') text = 'Final answer recorded.';
     else if (step.action.type === 'extract') text = 'Evidence noted.';
     else text = `That step could not be used (${step.action.reason}).`;
-    if (!done && state.mustAnswer) text += '\nNo searches or turns are left: give the final answer now.';
+    if (!done && state.mustAnswer) text += `\n${FORCED_NOTE}`;
     let reward = stepReward;
     if (done) {
       const trajectory = toTrajectory(state, this.policy, performance.now() - s.t0, 'serve-env');
@@ -218,10 +327,16 @@ export class EnvService {
       // A finished session stays readable (GET /state) until it idles out or is closed.
     }
     s.rewards.push(reward);
-    return { observation: { ...this.view(id, state), text, valid: step.action.type !== 'invalid' }, reward, done, metadata };
+    const documents = step.docs?.map((d) => ({ id: d.passageId, title: d.title, text: d.text, score: d.score }));
+    return { observation: { ...this.view(id, state), text, ...(documents ? { documents } : {}), valid: step.action.type !== 'invalid', metadata }, reward, done };
   }
 
-  state(id: string): Record<string, unknown> {
+  /**
+   * A session's state; `orEmpty` answers a session that does not exist yet with OpenEnv's empty
+   * `State` ({episode_id: null, step_count: 0}), as OpenEnv's `/state` answers before any reset.
+   */
+  state(id: string, orEmpty = false): Record<string, unknown> {
+    if (orEmpty && !this.sessions.has(id)) return { episode_id: null, step_count: 0 };
     const s = this.session(id);
     const last = s.state.steps[s.state.steps.length - 1];
     return {

@@ -1,44 +1,64 @@
 /**
  * `ragtrail serve-env`: the environment service over the two protocols Python RL trainers speak.
  *
- * OpenEnv (TRL, SkyRL, ART): POST /reset {seed?, episode_id?, question_id?, index?} → {observation,
- * reward, done}; POST /step {action, episode_id?} → {observation, reward, done, metadata}; GET /state
- * [?episode_id=]; GET /schema; GET /health; GET /metadata; and the WebSocket /ws, one session per
- * connection: {type: "reset"|"step"|"state"|"close", data} → {type: "observation"|"state"|"error", data}.
- * HTTP calls without an episode_id share one default session, as OpenEnv's simple servers do.
+ * OpenEnv (TRL, SkyRL, ART; server side as `openenv.core.env_server.http_server.HTTPEnvServer`):
+ * POST /reset {seed?, episode_id?, question_id?, index?} and POST /step {action, episode_id?} →
+ * exactly {observation, reward, done} (details in observation.metadata); GET /state [?episode_id=]
+ * ({episode_id: null, step_count: 0} before any reset); GET /schema; GET /health; GET /metadata; and
+ * the WebSocket /ws, one session per connection: {type: "reset"|"step"|"state"|"close", data} →
+ * {type: "observation"|"state"|"error", data}. MCP tool actions ({type: "list_tools"},
+ * {type: "call_tool", tool_name, arguments}) work over both, as `MCPToolClient` sends them. Invalid
+ * actions get 422; a full server answers CAPACITY_REACHED with active_sessions / max_sessions and
+ * closes with 1000. HTTP calls without an episode_id share one default session.
  *
- * verl-tool (LWS's stack): POST /get_observation {trajectory_ids, actions, finish?, is_last_step?,
- * extra_fields?} → {observations: [{obs, reward}], dones, valids}. Actions are the model's raw text in
- * the agent protocol; a trajectory's session opens at its first action (its question from
- * extra_fields[i].question_id or .index) and closes at `finish` or the end of the episode.
+ * verl-tool (LWS's stack; client `verltool_agent_loop.py` `interact_with_tool_server`): POST
+ * /get_observation {trajectory_ids, actions, finish?, is_last_step?, extra_fields?} → {observations:
+ * [{obs, reward}], dones, valids}. Actions are the model's raw text in the agent protocol; a
+ * trajectory's session opens at its first action on the question its extra_fields name (question_id,
+ * the question's text, or index) — one that names none is refused with 422 unless the server runs
+ * with round-robin assignment — and closes at `finish` or the end of the episode. With the search-r1
+ * protocol, parsing and observation text are Search-R1's own (search-r1-wire.ts).
  *
- * Loopback by default; an optional bearer token (all routes but /health); bad requests get 4xx with a message.
+ * Bounded work: trajectories per call, characters per action and body bytes have limits (413 naming
+ * them); a batch is processed in slices that yield to the event loop, and searches run on the
+ * retriever's worker threads, so one large call never stalls other clients. Auth: see core/http-server.ts.
  */
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { HttpError, parseJsonObject, readBody, sendJson } from '../core/http-server.js';
-import { ENV_SCHEMA, type EnvService, type StepPayload } from './env-service.js';
+import { AUTH_HELP, authorise, HttpError, parseJsonObject, readBody, sendJson, yieldToLoop } from '../core/http-server.js';
+import { ENV_SCHEMA, type EnvService, FORCED_NOTE, type StepPayload } from './env-service.js';
+import { INVALID_FEEDBACK, informationBlock, parsePrediction } from './search-r1-wire.js';
 
 export interface EnvServerOptions {
   token?: string;
   maxBodyBytes?: number;
   /** WebSocket sessions at once (OpenEnv's max_concurrent_envs; default 256). */
   maxWsSessions?: number;
+  /** Trajectories in one /get_observation call (default 4,096). */
+  maxTrajectories?: number;
+  /** verl-tool trajectories whose extra_fields name no question get the next question in turn (off: refused with 422). */
+  roundRobin?: boolean;
   name?: string;
   onRequest?: (info: { method: string; path: string; status: number; ms: number }) => void;
 }
 
-const DEFAULT_SESSION = 'default';
+export type EnvServer = Server & { websockets(): Iterable<WebSocket> };
 
-function authorised(req: IncomingMessage, token?: string): boolean {
-  return !token || req.headers.authorization === `Bearer ${token}`;
-}
+const DEFAULT_SESSION = 'default';
+const DEFAULT_MAX_TRAJECTORIES = 4096;
+/** Trajectories stepped together before the event loop gets a turn. */
+const SLICE = 64;
+
+const IDENTIFY_HELP = 'each trajectory\'s extra_fields must name its question: "question_id", "question" (its exact text) or "index" (verl-tool sends the dataset row\'s extra_info there; add one of these to it), or start serve-env with --round-robin to hand out questions in turn';
 
 /** verl-tool: one batch of actions from many trajectories. */
-async function getObservation(service: EnvService, body: Record<string, unknown>): Promise<{ observations: unknown[]; dones: boolean[]; valids: boolean[] }> {
+async function getObservation(service: EnvService, body: Record<string, unknown>, opts: EnvServerOptions): Promise<{ observations: unknown[]; dones: boolean[]; valids: boolean[] }> {
   const ids = body['trajectory_ids'];
   const actions = body['actions'];
-  if (!Array.isArray(ids) || !ids.every((x) => typeof x === 'string' || typeof x === 'number')) throw new HttpError(400, '"trajectory_ids" must be a list of strings');
+  if (!Array.isArray(ids)) throw new HttpError(400, '"trajectory_ids" must be a list of strings');
+  const max = opts.maxTrajectories ?? DEFAULT_MAX_TRAJECTORIES;
+  if (ids.length > max) throw new HttpError(413, `"trajectory_ids" holds ${ids.length} trajectories; the limit is ${max} per call (send smaller batches, or raise serve-env --max-trajectories)`);
+  if (!ids.every((x) => typeof x === 'string' || typeof x === 'number')) throw new HttpError(400, '"trajectory_ids" must be a list of strings');
   if (!Array.isArray(actions) || actions.length !== ids.length || !actions.every((x) => typeof x === 'string')) throw new HttpError(400, '"actions" must be a list of strings, one per trajectory id');
   const list = (key: string): unknown[] | undefined => {
     const v = body[key];
@@ -48,54 +68,63 @@ async function getObservation(service: EnvService, body: Record<string, unknown>
   };
   const finish = list('finish');
   const extra = list('extra_fields');
-  const results = await Promise.all(
-    ids.map(async (rawId, i) => {
-      const id = `verl:${String(rawId)}`;
-      if (finish?.[i] === true) {
-        service.close(id);
-        return { obs: { obs: '', reward: 0 }, done: true, valid: true };
-      }
-      if (!service.has(id)) {
-        const fields = (extra?.[i] && typeof extra[i] === 'object' ? extra[i] : {}) as Record<string, unknown>;
-        service.reset({ ...pickQuestion(fields), episode_id: id });
-      }
-      const r: StepPayload = await service.step(id, { raw: actions[i] as string });
-      if (r.done) service.close(id);
-      const obs = r.observation as { text: string; valid: boolean };
-      // The observation text goes back into the model's context, so wrap it the way Search-R1-style prompts expect.
-      const text = r.done ? '' : `\n<information>${obs.text}</information>\n`;
-      return { obs: { obs: text, reward: r.reward ?? 0 }, done: r.done, valid: obs.valid };
-    }),
-  );
+  const searchR1 = service.opts.protocol.name === 'search-r1';
+  // Identify every new trajectory's question before stepping any, so a refused call changes nothing.
+  const questions = ids.map((rawId, i) => {
+    const id = `verl:${String(rawId)}`;
+    if (finish?.[i] === true || service.has(id)) return undefined;
+    const fields = (extra?.[i] && typeof extra[i] === 'object' ? extra[i] : {}) as Record<string, unknown>;
+    const q = service.identify(fields);
+    if (!q && !opts.roundRobin) throw new HttpError(422, `trajectory ${JSON.stringify(rawId)} names no question: ${IDENTIFY_HELP}`);
+    return q ? { question_id: q.id } : {};
+  });
+  const one = async (rawId: string | number, i: number) => {
+    const id = `verl:${String(rawId)}`;
+    if (finish?.[i] === true) {
+      service.close(id);
+      return { obs: { obs: '', reward: 0 }, done: true, valid: true };
+    }
+    if (!service.has(id)) service.reset({ ...questions[i], episode_id: id });
+    const r: StepPayload = await service.step(id, { raw: actions[i] as string }, searchR1 ? parsePrediction : undefined);
+    if (r.done) service.close(id);
+    const obs = r.observation as unknown as { text: string; valid: boolean; documents?: { id: string; title: string; text: string }[]; must_answer?: boolean };
+    let text: string;
+    if (r.done) text = '';
+    else if (!searchR1) text = `\n<information>${obs.text}</information>\n`;
+    else if (obs.documents) text = informationBlock(obs.documents.map((d) => ({ passageId: d.id, title: d.title, text: d.text })));
+    else text = obs.must_answer ? `${INVALID_FEEDBACK}${FORCED_NOTE}\n` : INVALID_FEEDBACK;
+    return { obs: { obs: text, reward: r.reward ?? 0 }, done: r.done, valid: obs.valid };
+  };
+  const results: Awaited<ReturnType<typeof one>>[] = [];
+  for (let start = 0; start < ids.length; start += SLICE) {
+    if (start > 0) await yieldToLoop();
+    results.push(...(await Promise.all(ids.slice(start, start + SLICE).map((rawId, j) => one(rawId as string | number, start + j)))));
+  }
   return { observations: results.map((r) => r.obs), dones: results.map((r) => r.done), valids: results.map((r) => r.valid) };
 }
 
-function pickQuestion(fields: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const k of ['question_id', 'index', 'seed']) if (fields[k] !== undefined) out[k] = fields[k];
-  return out;
-}
-
-function wsError(ws: WebSocket, message: string, code: string): void {
-  ws.send(JSON.stringify({ type: 'error', data: { message, code } }));
+function wsError(ws: WebSocket, message: string, code: string, extra: Record<string, unknown> = {}): void {
+  ws.send(JSON.stringify({ type: 'error', data: { message, code, ...extra } }));
 }
 
 function attachWebSocket(server: Server, service: EnvService, opts: EnvServerOptions): WebSocketServer {
   const wss = new WebSocketServer({ noServer: true, maxPayload: opts.maxBodyBytes ?? 4 << 20 });
+  const max = opts.maxWsSessions ?? 256;
   let active = 0;
   server.on('upgrade', (req, socket, head) => {
-    const path = (req.url ?? '/').split('?')[0];
-    if (path !== '/ws' || !authorised(req, opts.token)) {
-      socket.write(`HTTP/1.1 ${path !== '/ws' ? '404 Not Found' : '401 Unauthorized'}\r\nConnection: close\r\n\r\n`);
+    const auth = authorise(req, opts.token);
+    if (auth.path !== '/ws' || !auth.ok) {
+      socket.write(`HTTP/1.1 ${auth.path !== '/ws' ? '404 Not Found' : '401 Unauthorized'}\r\nConnection: close\r\n\r\n`);
       socket.destroy();
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
   });
   wss.on('connection', (ws: WebSocket) => {
-    if (active >= (opts.maxWsSessions ?? 256)) {
-      wsError(ws, `the server holds ${active} sessions, its limit`, 'CAPACITY_REACHED');
-      ws.close();
+    if (active >= max) {
+      // OpenEnv's websocket_endpoint: the SessionCapacityError fields, then a normal close.
+      wsError(ws, `the server holds ${active} sessions, its limit (raise serve-env --max-sessions)`, 'CAPACITY_REACHED', { active_sessions: active, max_sessions: max });
+      ws.close(1000);
       return;
     }
     active++;
@@ -118,20 +147,22 @@ function attachWebSocket(server: Server, service: EnvService, opts: EnvServerOpt
             session = id;
             ws.send(JSON.stringify({ type: 'observation', data: result }));
           } else if (msg.type === 'step') {
-            if (!session) return wsError(ws, 'send a reset before the first step', 'SESSION_ERROR');
             // OpenEnv's step message carries the action itself as data; {action: …} is accepted too.
             const action = data['action'] !== undefined ? data['action'] : data;
+            // MCP tool discovery needs no episode.
+            if ((action as Record<string, unknown>)?.['type'] === 'list_tools') return ws.send(JSON.stringify({ type: 'observation', data: service.listTools() }));
+            if (!session) return wsError(ws, 'send a reset before the first step', 'SESSION_ERROR');
             ws.send(JSON.stringify({ type: 'observation', data: await service.step(session, action) }));
           } else if (msg.type === 'state') {
-            if (!session) return wsError(ws, 'no episode yet: send a reset', 'SESSION_ERROR');
-            ws.send(JSON.stringify({ type: 'state', data: service.state(session) }));
+            ws.send(JSON.stringify({ type: 'state', data: session ? service.state(session) : { episode_id: null, step_count: 0 } }));
           } else if (msg.type === 'close') {
-            ws.close();
+            ws.close(1000);
           } else {
             wsError(ws, `unknown message type ${JSON.stringify(msg.type)}; use reset, step, state or close`, 'UNKNOWN_TYPE');
           }
         } catch (e) {
-          const code = e instanceof HttpError && e.status < 500 ? 'VALIDATION_ERROR' : 'EXECUTION_ERROR';
+          const status = e instanceof HttpError ? e.status : 500;
+          const code = status === 404 ? 'SESSION_ERROR' : status < 500 ? 'VALIDATION_ERROR' : 'EXECUTION_ERROR';
           wsError(ws, e instanceof Error ? e.message : String(e), code);
         }
       });
@@ -144,21 +175,24 @@ function attachWebSocket(server: Server, service: EnvService, opts: EnvServerOpt
   return wss;
 }
 
-export function createEnvServer(service: EnvService, opts: EnvServerOptions = {}): Server {
+export function createEnvServer(service: EnvService, opts: EnvServerOptions = {}): EnvServer {
   const maxBody = opts.maxBodyBytes ?? 4 << 20;
   const server = createServer(async (req, res) => {
     const t0 = performance.now();
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    const path = url.pathname;
+    const auth = authorise(req, opts.token);
+    const path = auth.path;
     try {
       const get = req.method === 'GET';
       const post = req.method === 'POST';
       // Health stays open for load balancers and readiness probes; everything else needs the token.
       if (path === '/health' && get) return sendJson(res, 200, { status: 'healthy' });
-      if (!authorised(req, opts.token)) throw new HttpError(401, 'missing or wrong bearer token');
+      if (!auth.ok) throw new HttpError(401, `missing or wrong token: ${AUTH_HELP}`);
       if (path === '/metadata' && get) return sendJson(res, 200, { name: opts.name ?? 'ragtrail', description: 'agentic retrieval-augmented QA: search, then answer; process rewards per step, the outcome reward at the end', version: '1' });
       if (path === '/schema' && get) return sendJson(res, 200, ENV_SCHEMA);
-      if (path === '/state' && get) return sendJson(res, 200, service.state(url.searchParams.get('episode_id') ?? DEFAULT_SESSION));
+      if (path === '/state' && get) {
+        const id = auth.query.get('episode_id');
+        return sendJson(res, 200, id ? service.state(id) : service.state(DEFAULT_SESSION, true));
+      }
       if (!post) throw new HttpError(path === '/reset' || path === '/step' || path === '/get_observation' ? 405 : 404, `no route ${req.method} ${path}; routes: POST /reset, POST /step, GET /state, GET /schema, GET /health, GET /metadata, POST /get_observation, WebSocket /ws`);
       const body = parseJsonObject(await readBody(req, maxBody), path === '/step' ? '{"action": {...}, "episode_id"?: "..."}' : '');
       if (path === '/reset') {
@@ -170,16 +204,19 @@ export function createEnvServer(service: EnvService, opts: EnvServerOptions = {}
         const id = typeof body['episode_id'] === 'string' ? body['episode_id'] : DEFAULT_SESSION;
         return sendJson(res, 200, await service.step(id, body['action']));
       }
-      if (path === '/get_observation') return sendJson(res, 200, await getObservation(service, body));
+      if (path === '/get_observation') return sendJson(res, 200, await getObservation(service, body, opts));
       throw new HttpError(404, `no route POST ${path}`);
     } catch (e) {
       const status = e instanceof HttpError ? e.status : 500;
-      sendJson(res, status, { error: e instanceof Error ? e.message : String(e) });
+      if (status === 413) res.setHeader('connection', 'close');
+      // OpenEnv answers FastAPI's {"detail": …}; ragtrail's clients read "error". Both are sent.
+      const message = e instanceof Error ? e.message : String(e);
+      sendJson(res, status, { error: message, detail: message });
     } finally {
       opts.onRequest?.({ method: req.method ?? '', path, status: res.statusCode, ms: performance.now() - t0 });
     }
   });
   const wss = attachWebSocket(server, service, opts);
   server.on('close', () => wss.close());
-  return server;
+  return Object.assign(server, { websockets: () => wss.clients });
 }

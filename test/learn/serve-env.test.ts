@@ -83,9 +83,14 @@ describe('serve-env', () => {
     const s3 = await post('/step', { episode_id: 'ep-1', action: { tool: 'answer', text: q.answers[0] } });
     assert.equal(s3.body['done'], true);
     assert.equal(s3.body['reward'], 1, 'EM of a gold answer');
-    assert.equal(s3.body['metadata']['outcome_reward'], 1);
-    assert.equal(s3.body['metadata']['step_reward'], 0.5);
-    assert.equal(s3.body['metadata']['retrieval_count'], 2);
+    assert.deepEqual(Object.keys(s3.body).sort(), ['done', 'observation', 'reward'], "exactly OpenEnv's StepResponse fields");
+    const meta = s3.body['observation']['metadata'];
+    assert.equal(meta['outcome_reward'], 1);
+    assert.equal(meta['step_reward'], 0.5);
+    assert.equal(meta['retrieval_count'], 2);
+    assert.equal(meta['em'], 1);
+    assert.equal(meta['f1'], 1);
+    assert.equal(meta['prediction'], q.answers[0]);
 
     const state = await get('/state?episode_id=ep-1');
     assert.equal(state.body['step_count'], 3);
@@ -118,9 +123,9 @@ describe('serve-env', () => {
     assert.equal((await post('/step', { episode_id: 'never-reset', action: { tool: 'search', query: 'a' } })).status, 404);
     await post('/reset', { episode_id: 'ep-bad' });
     const unknownTool = await post('/step', { episode_id: 'ep-bad', action: { tool: 'browse', url: 'x' } });
-    assert.equal(unknownTool.status, 400);
+    assert.equal(unknownTool.status, 422, 'OpenEnv answers an invalid action with 422');
     assert.match(unknownTool.body['error'], /unknown tool "browse"/);
-    assert.equal((await post('/reset', { question_id: 'nope' })).status, 400);
+    assert.equal((await post('/reset', { question_id: 'nope' })).status, 422);
     assert.equal((await post('/nowhere', {})).status, 404);
   });
 

@@ -1,0 +1,49 @@
+/**
+ * Search-R1's own text on the wire, byte for byte, for trainers whose models learnt it (Search-R1,
+ * LWS through verl-tool). Reproduces, from search_r1/llm_agent/generation.py:
+ * - `_passages2string`: each document's `contents` ("Title"\ntext, protocol.ts) split at its first
+ *   newline into `Doc i(Title: <first line>) <rest>\n`;
+ * - `execute_predictions`: a search is answered `\n\n<information>{that string, stripped}</information>\n\n`,
+ *   so no hits give `\n\n<information></information>\n\n`;
+ * - `postprocess_predictions`: the first complete `<search>…</search>` or `<answer>…</answer>` pair
+ *   (regex `<(search|answer)>(.*?)</\1>`, DOTALL), its content stripped; an empty pair is a valid
+ *   action, an unclosed tag is none.
+ * Deliberate differences, both documented in the README: the feedback after an invalid turn is
+ * ragtrail's own sentence (in the same `\n…\n` frame), and verl-tool's search tool, which takes the
+ * *last* `<search>` pair, is not followed — its agent loop cuts each turn at the first stop tag, so
+ * a turn it sends holds one closing tag and both rules pick the same pair.
+ */
+import type { Action } from '../core/trajectory.js';
+import type { RetrievedDoc } from '../core/trajectory.js';
+import { joinContents } from '../corpus/corpus.js';
+
+/** Python's `str.strip()` with no argument: the characters `str.isspace()` accepts (JavaScript's trim differs at U+001C–U+001F, U+0085 and U+FEFF). */
+const PY_SPACE = '[\\t\\n\\v\\f\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]';
+const PY_STRIP = new RegExp(`^${PY_SPACE}+|${PY_SPACE}+$`, 'g');
+export const pyStrip = (s: string): string => s.replace(PY_STRIP, '');
+
+export function passagesToString(docs: readonly Pick<RetrievedDoc, 'passageId' | 'title' | 'text'>[]): string {
+  let out = '';
+  docs.forEach((d, i) => {
+    const content = joinContents({ id: d.passageId, title: d.title, text: d.text });
+    const lines = content.split('\n');
+    out += `Doc ${i + 1}(Title: ${lines[0]}) ${lines.slice(1).join('\n')}\n`;
+  });
+  return out;
+}
+
+export function informationBlock(docs: readonly Pick<RetrievedDoc, 'passageId' | 'title' | 'text'>[]): string {
+  return `\n\n<information>${pyStrip(passagesToString(docs))}</information>\n\n`;
+}
+
+const PREDICTION = /<(search|answer)>([\s\S]*?)<\/\1>/;
+
+export function parsePrediction(text: string): Action {
+  const m = PREDICTION.exec(text);
+  if (!m) return { type: 'invalid', reason: 'no complete <search>…</search> or <answer>…</answer>' };
+  const content = pyStrip(m[2]!);
+  return m[1] === 'search' ? { type: 'search', query: content } : { type: 'answer', answer: content };
+}
+
+/** After a turn with neither tag pair (ragtrail's words, Search-R1's framing). */
+export const INVALID_FEEDBACK = '\nThat turn had no complete <search>…</search> or <answer>…</answer>. To look something up, put a query between <search> and </search>; to finish, put the answer between <answer> and </answer>.\n';
