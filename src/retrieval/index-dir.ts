@@ -19,8 +19,8 @@ import type { Passage } from '../core/types.js';
 import { readCorpus } from '../corpus/corpus.js';
 import { Bm25Builder, type Bm25BuildOptions, type Bm25Meta } from './bm25/build.js';
 import { Bm25Index, type Bm25OpenOptions } from './bm25/index.js';
-import { buildDense, type DenseBuildOptions, type DenseMeta } from './dense/build.js';
-import { DenseIndex, type DenseSearchMode } from './dense/index.js';
+import { buildDense, denseMatches, type DenseBuildOptions, type DenseMeta } from './dense/build.js';
+import { DenseIndex, type DenseOpenOptions, type DenseSearchMode } from './dense/index.js';
 import { DocStore, DocStoreWriter } from './docstore.js';
 import { createEmbedder, type Embedder, type EmbedderOptions } from './embedders/embedder.js';
 import { RrfRetriever } from './hybrid.js';
@@ -123,7 +123,7 @@ export async function buildIndex(corpusPath: string, dir: string, opts: IndexBui
     }
     writeManifest(dir, manifest);
   }
-  if (opts.embedder && !(manifest.dense && manifest.dense.embedder === opts.embedder.spec)) {
+  if (opts.embedder && !(manifest.dense && manifest.dense.embedder === opts.embedder.spec && denseMatches(manifest.dense, opts.dense ?? {}))) {
     const denseDir = join(dir, 'dense');
     mkdirSync(denseDir, { recursive: true });
     const n = manifest.passages;
@@ -142,6 +142,8 @@ export interface OpenRetrieverOptions {
   embedder?: Embedder;
   embedderOptions?: EmbedderOptions;
   denseMode?: DenseSearchMode;
+  /** Shortlist, search width, threads of dense search (see DenseOpenOptions). */
+  dense?: DenseOpenOptions;
   bm25?: Bm25OpenOptions;
   /** RRF constant (default 60) and per-retriever depth (default 100). */
   rrfK?: number;
@@ -166,7 +168,7 @@ export async function openRetriever(location: string, opts: OpenRetrieverOptions
   const dense = async () => {
     if (!manifest.dense) throw new InputError(`${location} has no dense index`, 'rebuild with --dense --embedder SPEC, or search with --retrieval bm25');
     const embedder = opts.embedder ?? (await createEmbedder(manifest.dense.embedder, opts.embedderOptions));
-    return new DenseRetriever(await DenseIndex.open(join(location, 'dense'), opts.denseMode), embedder, store);
+    return new DenseRetriever(await DenseIndex.open(join(location, 'dense'), { mode: opts.denseMode, ...opts.dense }), embedder, store);
   };
   if (method === 'bm25') return bm25();
   if (method === 'dense') return dense();
