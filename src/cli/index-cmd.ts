@@ -5,12 +5,14 @@ import { InputError } from '../core/errors.js';
 import { createEmbedder, EMBEDDER_SPEC_HELP } from '../retrieval/embedders/embedder.js';
 import { denseFootprint } from '../retrieval/dense/index.js';
 import { QUANTIZATIONS, type Quantization } from '../retrieval/dense/quantize.js';
+import { buildEngineIndex, ENGINE_SPEC_HELP, parseEngineSpec } from '../retrieval/engines/search-engine.js';
 import { buildIndex, readManifest } from '../retrieval/index-dir.js';
 import { choiceArg, intArg, numberArg } from './options.js';
 
 interface BuildOpts {
   corpus: string;
-  out: string;
+  out?: string;
+  to?: string;
   bm25?: boolean;
   dense?: boolean;
   embedder?: string;
@@ -41,7 +43,8 @@ export function registerIndex(program: Command): void {
     .command('build')
     .description('index a corpus (.jsonl {id,title,text} or {id,contents}, or DPR .tsv; .gz fine): BM25 by default, dense with --dense')
     .requiredOption('--corpus <file>', 'corpus file')
-    .requiredOption('--out <dir>', 'index folder (re-running on it keeps finished parts and resumes embedding)')
+    .option('--out <dir>', 'index folder (re-running on it keeps finished parts and resumes embedding)')
+    .option('--to <engine>', `load the corpus into an Elasticsearch / OpenSearch index instead: ${ENGINE_SPEC_HELP} (resumable; BM25 with --k1/--b, vectors with --dense)`)
     .option('--bm25', 'build the BM25 index (default unless only --dense is given)')
     .option('--dense', 'build a dense index with --embedder')
     .option('--embedder <spec>', `embedder for --dense: ${EMBEDDER_SPEC_HELP}`, 'hash:512')
@@ -57,9 +60,20 @@ export function registerIndex(program: Command): void {
     .option('--force', 'rebuild from scratch (needed when --out holds an index of another corpus, or of this one before it changed)', false)
     .action(async (opts: BuildOpts) => {
       if (!opts.bm25 && !opts.dense) opts.bm25 = true;
+      if ((opts.out === undefined) === (opts.to === undefined)) throw new InputError('give either --out DIR (a ragtrail index folder) or --to ENGINE (Elasticsearch / OpenSearch)', `e.g. --out runs/index, or --to ${ENGINE_SPEC_HELP.split(', e.g. ')[1]}`);
       const t0 = performance.now();
       const embedder = opts.dense ? await createEmbedder(opts.embedder ?? 'hash:512', { apiKey: opts.apiKey, batchSize: opts.batchSize, concurrency: opts.concurrency }) : undefined;
-      const m = await buildIndex(opts.corpus, opts.out, {
+      if (opts.to !== undefined) {
+        const spec = parseEngineSpec(opts.to);
+        if (!spec) throw new InputError(`--to "${opts.to}": not an engine index`, `use ${ENGINE_SPEC_HELP}`);
+        if (!existsSync(opts.corpus)) throw new InputError(`--corpus ${opts.corpus}: no such file`);
+        const m = await buildEngineIndex(opts.corpus, spec, { embedder, prefixes: { query: opts.queryPrefix, passage: opts.passagePrefix }, k1: opts.k1, b: opts.b });
+        await embedder?.close?.();
+        console.log(`loaded ${m.passages} passages into ${opts.to}${m.dim ? ` with ${m.embedder} vectors (dim ${m.dim})` : ''} in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+        return;
+      }
+      const out = opts.out as string;
+      const m = await buildIndex(opts.corpus, out, {
         bm25: opts.bm25 ?? false,
         bm25Options: { k1: opts.k1, b: opts.b },
         embedder,
@@ -67,7 +81,7 @@ export function registerIndex(program: Command): void {
         force: opts.force,
       });
       await embedder?.close?.();
-      console.log(`indexed ${m.passages} passages into ${opts.out} in ${((performance.now() - t0) / 1000).toFixed(1)} s (${(folderBytes(opts.out) / 2 ** 20).toFixed(1)} MiB)`);
+      console.log(`indexed ${m.passages} passages into ${out} in ${((performance.now() - t0) / 1000).toFixed(1)} s (${(folderBytes(out) / 2 ** 20).toFixed(1)} MiB)`);
       if (m.dense?.lexical) console.log(`note: the dense part uses ${m.dense.embedder}, a lexical hashed n-gram embedder, not a neural model`);
     });
   index

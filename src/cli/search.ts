@@ -27,7 +27,7 @@ export function registerSearch(program: Command): void {
     .command('search')
     .description('search an index folder or a /retrieve server: one query (readable) or a batch (--queries Q.jsonl --out H.jsonl)')
     .argument('[query]', 'the query text')
-    .requiredOption('--index <dir|url>', 'index folder, or http://host:port of a Search-R1-style retrieval server')
+    .requiredOption('--index <dir|url|engine>', 'index folder, http://host:port of a Search-R1-style retrieval server, or es:URL#INDEX / opensearch:URL#INDEX')
     .option('--k <n>', 'hits per query', intArg(1, 10_000), 5)
     .option('--retrieval <m>', `bm25, dense or hybrid (RRF); default bm25 when built, else dense`, choiceArg(METHODS))
     .option('--queries <file>', 'JSON Lines of {id, query} (a "question" field works too, so datasets can be passed as is)')

@@ -25,6 +25,7 @@ import { DocStore, DocStoreWriter } from './docstore.js';
 import { createEmbedder, type Embedder, type EmbedderOptions } from './embedders/embedder.js';
 import { RrfRetriever } from './hybrid.js';
 import { HttpRetriever } from './client.js';
+import { EngineRetriever, parseEngineSpec } from './engines/search-engine.js';
 import { Bm25Retriever, DenseRetriever } from './retrievers.js';
 import type { Retriever } from './types.js';
 
@@ -153,11 +154,13 @@ export interface OpenRetrieverOptions {
 }
 
 /**
- * A Retriever over an index folder, or over a Search-R1-style retrieval server when `location` is
- * an http(s) URL.
+ * A Retriever over an index folder, over a Search-R1-style retrieval server when `location` is
+ * an http(s) URL, or over an Elasticsearch / OpenSearch index (`es:URL#INDEX`, `opensearch:URL#INDEX`).
  */
 export async function openRetriever(location: string, opts: OpenRetrieverOptions = {}): Promise<Retriever> {
   if (/^https?:\/\//.test(location)) return new HttpRetriever(location, { token: opts.token });
+  const engine = parseEngineSpec(location);
+  if (engine) return EngineRetriever.open(engine, { method: opts.method, embedder: async (m) => opts.embedder ?? createEmbedder(m.embedder!, opts.embedderOptions), depth: opts.rrfDepth });
   const manifest = readManifest(location);
   const method = opts.method ?? (manifest.bm25 ? 'bm25' : 'dense');
   const store = new DocStore(location);
