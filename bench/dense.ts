@@ -6,8 +6,11 @@
  * batched (all queries in one call) and unbatched (one per call), recall@k against exact float32
  * search. In the same run, faiss-cpu anchors on the same vectors (IndexFlatIP, IndexHNSWFlat,
  * IndexScalarQuantizer SQ8, IndexIVFPQ) from a bench-only Python venv, and ratios against them.
- * Options: --n 200000 --dim 768 --queries 200 --k 10 --threads 1 --quantize none,int8,binary
- *          --no-hnsw --faiss-python /work/.venv-bench/bin/python (empty: skip faiss) --js-queries 5
+ * Each faiss anchor runs right after the ragtrail index it is compared with, so that both see the
+ * same machine load (this machine is shared: absolute figures drift, same-moment ratios less so).
+ * Options: --n 200000 --dim 768 --queries 200 --k 10 --threads 1 --quantize none,int8,binary (flat)
+ *          --hnsw none,int8,binary (graphs; '' for none) --faiss-python /work/.venv-bench/bin/python
+ *          (empty: skip faiss) --js-queries 5
  * The vectors are cached in the temp dir, so re-runs at the same size skip generating them.
  */
 import { execFileSync } from 'node:child_process';
@@ -30,7 +33,7 @@ const { values: args } = parseArgs({
     k: { type: 'string', default: '10' },
     threads: { type: 'string', default: '1' },
     quantize: { type: 'string', default: 'none,int8,binary' },
-    'no-hnsw': { type: 'boolean', default: false },
+    hnsw: { type: 'string', default: 'none,int8,binary' },
     'faiss-python': { type: 'string', default: '/work/.venv-bench/bin/python' },
     'js-queries': { type: 'string', default: '5' },
   },
@@ -165,37 +168,11 @@ async function main(): Promise<void> {
   }
   exact.close();
 
-  const quants = args.quantize.split(',') as Quantization[];
-  for (const q of quants) {
-    for (const hnsw of args['no-hnsw'] ? [false] : [false, true]) {
-      if (q === 'none' && !hnsw) continue;
-      const dir = configDir(`${q}-${hnsw ? 'hnsw' : 'flat'}`);
-      t0 = performance.now();
-      const meta = await indexVectors(dir, base, { quantize: q, hnsw, quiet: true });
-      build = secs(t0);
-      t0 = performance.now();
-      const index = await DenseIndex.open(dir, { ...open, mode: hnsw ? 'hnsw' : 'flat' });
-      build += secs(t0);
-      const r = timeIndex(index, queries);
-      const graphBytes = hnsw ? statSync(join(dir, meta.hnsw!.file)).size : 0;
-      rows.push({
-        name: `ragtrail ${hnsw ? 'HNSW' : 'flat'} ${q === 'none' ? 'float32' : q}${q === 'none' ? '' : ` + float32 re-scoring (shortlist ${q === 'int8' ? 4 : 40}·k)`}`,
-        build,
-        bytesPerVector: hnsw ? graphBytes / N : (meta.codes?.bytesPerVector ?? 4 * DIM),
-        memory: hnsw ? graphBytes : index.memoryBytes(),
-        batched: r.batched,
-        unbatched: r.unbatched,
-        recall: recallAt(r.hits.map((l) => l.map((h) => h.doc)), truth),
-      });
-      index.close();
-    }
-  }
-
-  // faiss anchors, same vectors, same thread count.
   const py = args['faiss-python'];
   const anchors: Row[] = [];
-  if (py && existsSync(py)) {
-    const out = execFileSync(py, [join(ROOT, 'bench', 'faiss_anchor.py'), join(work, 'vectors.f32'), join(work, 'queries.f32'), String(DIM), String(K), String(THREADS), work, 'flat,hnsw,sq8,ivfpq'], { encoding: 'utf8', maxBuffer: 1 << 26 });
+  const anchor = (name: string) => {
+    if (!py || !existsSync(py)) return;
+    const out = execFileSync(py, [join(ROOT, 'bench', 'faiss_anchor.py'), join(work, 'vectors.f32'), join(work, 'queries.f32'), String(DIM), String(K), String(THREADS), work, name], { encoding: 'utf8', maxBuffer: 1 << 26 });
     for (const line of out.trim().split('\n')) {
       const a = JSON.parse(line) as { name: string; build_s: number; qps_batched: number; qps_unbatched: number; bytes_per_vector: number };
       const raw = readFileSync(join(work, `faiss-${a.name}.ids`));
@@ -204,9 +181,42 @@ async function main(): Promise<void> {
       const label = { flat: 'IndexFlatIP', hnsw: 'IndexHNSWFlat (M 16, efC 40, efS 64)', sq8: 'IndexScalarQuantizer SQ8 (flat)', ivfpq: 'IndexIVFPQ (PQ96, nprobe 32)' }[a.name] ?? a.name;
       anchors.push({ name: `faiss ${label}`, build: a.build_s, bytesPerVector: a.bytes_per_vector, memory: a.bytes_per_vector * N, batched: a.qps_batched, unbatched: a.qps_unbatched, recall: recallAt(hits, truth) });
     }
-  } else {
-    console.log(`(faiss anchors skipped: no ${py}; create it with python3 -m venv /work/.venv-bench && /work/.venv-bench/bin/pip install faiss-cpu numpy)`);
+  };
+  if (!py || !existsSync(py)) console.log(`(faiss anchors skipped: no ${py}; create it with python3 -m venv /work/.venv-bench && /work/.venv-bench/bin/pip install faiss-cpu numpy)`);
+  anchor('flat');
+
+  const quants = args.quantize.split(',').filter(Boolean) as Quantization[];
+  const graphs = args.hnsw.split(',').filter(Boolean) as Quantization[];
+  const configs = [...quants.filter((q) => q !== 'none').map((q) => ({ q, hnsw: false })), ...graphs.map((q) => ({ q, hnsw: true }))];
+  let hnswAnchored = false;
+  for (const { q, hnsw } of configs) {
+    if (q === 'int8' && !hnsw) anchor('sq8');
+    if (hnsw && !hnswAnchored) {
+      anchor('hnsw');
+      hnswAnchored = true;
+    }
+    const dir = configDir(`${q}-${hnsw ? 'hnsw' : 'flat'}`);
+    t0 = performance.now();
+    const meta = await indexVectors(dir, base, { quantize: q, hnsw, quiet: true });
+    build = secs(t0);
+    t0 = performance.now();
+    const index = await DenseIndex.open(dir, { ...open, mode: hnsw ? 'hnsw' : 'flat' });
+    build += secs(t0);
+    const r = timeIndex(index, queries);
+    const graphBytes = hnsw ? statSync(join(dir, meta.hnsw!.file)).size : 0;
+    rows.push({
+      name: `ragtrail ${hnsw ? 'HNSW' : 'flat'} ${q === 'none' ? 'float32' : q}${q === 'none' ? '' : ` + float32 re-scoring (shortlist ${q === 'int8' ? 4 : 40}·k)`}`,
+      build,
+      bytesPerVector: hnsw ? graphBytes / N : (meta.codes?.bytesPerVector ?? 4 * DIM),
+      memory: hnsw ? graphBytes : index.memoryBytes(),
+      batched: r.batched,
+      unbatched: r.unbatched,
+      recall: recallAt(r.hits.map((l) => l.map((h) => h.doc)), truth),
+    });
+    index.close();
   }
+
+  anchor('ivfpq');
 
   console.log(`\ndense: ${N} × ${DIM} synthetic vectors, ${NQ} queries, k = ${K}, ${THREADS} thread(s); recall@${K} against exact float32 search`);
   console.log(formatTable(

@@ -8,8 +8,14 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { InputError } from '../../core/errors.js';
 
-/** Size of one in-memory chunk of codes (and of one read window while building). */
-export const CHUNK_BYTES = 256 * 2 ** 20;
+/** Size of one read window while building. */
+export const WINDOW_BYTES = 256 * 2 ** 20;
+/**
+ * Size of one in-memory chunk of codes: each chunk is one call of the SIMD kernel for a whole
+ * batch of queries, and chunks of ~16 MiB stay in cache across the batch (int8 batched search
+ * measured 40% faster than with 256 MiB chunks).
+ */
+export const CHUNK_BYTES = 16 * 2 ** 20;
 
 /** A chunk of rows held in memory: rows [start, start + rows) of the file. */
 export interface Chunk {
@@ -56,7 +62,7 @@ export class RowFile {
   }
 
   /** Yields windows of consecutive rows (one reused buffer of about `windowBytes`). */
-  *windows(windowBytes = CHUNK_BYTES): Generator<Chunk> {
+  *windows(windowBytes = WINDOW_BYTES): Generator<Chunk> {
     const per = Math.max(1, Math.floor(windowBytes / this.rowBytes));
     const buf = new Uint8Array(Math.min(per, Math.max(1, this.rows)) * this.rowBytes);
     for (let start = 0; start < this.rows; start += per) {
