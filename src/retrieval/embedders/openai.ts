@@ -1,8 +1,8 @@
 /**
  * Embeddings from any OpenAI-compatible `/v1/embeddings` endpoint (vLLM, TEI, Ollama, llama.cpp
- * server, hosted APIs), in batches, with the shared timeout/retry/backoff of core/http. A call with
- * more texts than one batch sends its requests concurrently, at most `concurrency` in flight across
- * all calls (one limiter per embedder), so that index builds keep the server busy.
+ * server, hosted APIs), in batches, with the shared timeout/retry/backoff of core/http. One call
+ * sends its batches one after another; concurrent calls (the index build keeps several in flight)
+ * share one limiter per embedder, so at most `concurrency` requests reach the server at once.
  */
 import { RagtrailError } from '../../core/errors.js';
 import { fetchJson } from '../../core/http.js';
@@ -33,10 +33,12 @@ export class OpenAIEmbedder implements Embedder {
   }
 
   async embed(texts: readonly string[]): Promise<Float32Array[]> {
-    const batches: (readonly string[])[] = [];
-    for (let i = 0; i < texts.length; i += this.batchSize) batches.push(texts.slice(i, i + this.batchSize));
-    const replies = await Promise.all(batches.map((b) => this.limiter.run(() => this.request(b))));
-    return replies.flat();
+    const out: Float32Array[] = [];
+    for (let i = 0; i < texts.length; i += this.batchSize) {
+      const batch = texts.slice(i, i + this.batchSize);
+      out.push(...(await this.limiter.run(() => this.request(batch))));
+    }
+    return out;
   }
 
   private async request(batch: readonly string[]): Promise<Float32Array[]> {
