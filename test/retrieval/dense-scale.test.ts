@@ -11,7 +11,7 @@ import { codeBytes, encodeBinary, encodeInt8, hammingScan, int8Params, int8Query
 import { RowFile } from '../../src/retrieval/dense/vectors.js';
 import { HashedNgramEmbedder } from '../../src/retrieval/embedders/hashed.js';
 import { buildIndex } from '../../src/retrieval/index-dir.js';
-import { data, tempDir } from '../helpers.js';
+import { cliRunner, data, tempDir } from '../helpers.js';
 
 const tmp = tempDir();
 after(tmp.cleanup);
@@ -176,5 +176,26 @@ describe('vector files past 2 GiB (sparse files)', () => {
     assert.equal(hits[1]![0]!.doc, n - tail + 17);
     assert.ok(Math.abs(hits[0]![0]!.score - 1) < 1e-5);
     index.close();
+  });
+});
+
+describe('CLI: --quantize, index info, and the dense search flags', () => {
+  it('builds binary codes with an HNSW graph and searches flat or through the graph', { skip: usearchMissing && 'the optional package usearch is not installed' }, () => {
+    const cli = cliRunner(tmp.dir);
+    const dir = join(tmp.dir, 'cli-index');
+    const built = cli.run('index', 'build', '--corpus', join(tmp.dir, 'hotpot.jsonl'), '--out', dir, '--dense', '--embedder', 'hash:256', '--quantize', 'binary', '--hnsw');
+    assert.equal(built.status, 0, built.stderr);
+    const info = cli.run('index', 'info', dir);
+    assert.match(info.stdout, /codes binary/);
+    assert.match(info.stdout, /dense flat search: 32 bytes per vector/);
+    assert.match(info.stdout, /dense HNSW search: \d+ bytes per vector \(b1 vectors \+ links\)/);
+    for (const mode of ['flat', 'hnsw']) {
+      const r = cli.run('search', '--index', dir, '--retrieval', 'dense', '--dense-mode', mode, '--rescore', '8', '--ef', '128', '--threads', '1', '--k', '3', 'Scott Derrickson director');
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stdout, new RegExp(`^dense\\(hash:256, lexical, ${mode} binary\\): 3 hits`));
+    }
+    const bad = cli.run('index', 'build', '--corpus', join(tmp.dir, 'hotpot.jsonl'), '--out', dir, '--dense', '--quantize', 'pq');
+    assert.equal(bad.status, 2);
+    assert.equal(bad.stderr.trim().split('\n').length, 1);
   });
 });

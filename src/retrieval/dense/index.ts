@@ -69,7 +69,7 @@ export class DenseIndex {
     if (useHnsw) {
       if (!meta.hnsw) throw new InputError(`${dir}: this dense index has no HNSW graph`, 'rebuild with --hnsw, or search with the flat mode');
       const usearch = await loadUsearch();
-      const shortlist = DEFAULT_RESCORE[quantization] * 10;
+      const shortlist = (opts.rescore ?? DEFAULT_RESCORE[quantization]) * 10; // the width is fixed at open: sized for k = 10
       const q = meta.hnsw.quantization ?? 'f32';
       const index = new usearch.Index({
         dimensions: meta.dim,
