@@ -14,6 +14,10 @@ interface SearchOpts {
   batch: number;
   token?: string;
   apiKey?: string;
+  denseMode?: 'flat' | 'hnsw';
+  rescore?: number;
+  ef?: number;
+  threads?: number;
 }
 
 const METHODS = ['bm25', 'dense', 'hybrid'] as const;
@@ -23,7 +27,7 @@ export function registerSearch(program: Command): void {
     .command('search')
     .description('search an index folder or a /retrieve server: one query (readable) or a batch (--queries Q.jsonl --out H.jsonl)')
     .argument('[query]', 'the query text')
-    .requiredOption('--index <dir|url>', 'index folder, or http://host:port of a Search-R1-style retrieval server')
+    .requiredOption('--index <dir|url|engine>', 'index folder, http://host:port of a Search-R1-style retrieval server, or es:URL#INDEX / opensearch:URL#INDEX')
     .option('--k <n>', 'hits per query', intArg(1, 10_000), 5)
     .option('--retrieval <m>', `bm25, dense or hybrid (RRF); default bm25 when built, else dense`, choiceArg(METHODS))
     .option('--queries <file>', 'JSON Lines of {id, query} (a "question" field works too, so datasets can be passed as is)')
@@ -31,10 +35,20 @@ export function registerSearch(program: Command): void {
     .option('--batch <n>', 'queries per batch', intArg(1, 100_000), 64)
     .option('--token <token>', 'bearer token of a retrieval server')
     .option('--api-key <key>', 'API key for an openai: embedder (default: $OPENAI_API_KEY)')
+    .option('--dense-mode <m>', 'dense search: flat (every code scored) or hnsw; default hnsw when the index has a graph', choiceArg(['flat', 'hnsw'] as const))
+    .option('--rescore <x>', 'int8/binary codes: shortlist re-scored with float32, as a multiple of k (default 4 for int8, 40 for binary)', intArg(1, 10_000))
+    .option('--ef <n>', 'HNSW search width (default max(64, shortlist))', intArg(1, 100_000))
+    .option('--threads <n>', 'threads for dense search (default: all cores)', intArg(0, 1024))
     .action(async (query: string | undefined, opts: SearchOpts) => {
       if ((query === undefined) === (opts.queries === undefined)) throw new InputError('give either a query or --queries FILE', 'e.g. ragtrail search --index DIR "who wrote X"');
       if (opts.queries && !opts.out) throw new InputError('--queries needs --out FILE for the hits');
-      const retriever = await openRetriever(opts.index, { method: opts.retrieval, token: opts.token, embedderOptions: { apiKey: opts.apiKey } });
+      const retriever = await openRetriever(opts.index, {
+        method: opts.retrieval,
+        token: opts.token,
+        embedderOptions: { apiKey: opts.apiKey },
+        denseMode: opts.denseMode,
+        dense: { rescore: opts.rescore, expansion: opts.ef, threads: opts.threads },
+      });
       try {
         if (query !== undefined) {
           const hits = await retriever.search(query, opts.k);

@@ -19,12 +19,13 @@ import type { Passage } from '../core/types.js';
 import { readCorpus } from '../corpus/corpus.js';
 import { Bm25Builder, type Bm25BuildOptions, type Bm25Meta } from './bm25/build.js';
 import { Bm25Index, type Bm25OpenOptions } from './bm25/index.js';
-import { buildDense, type DenseBuildOptions, type DenseMeta } from './dense/build.js';
-import { DenseIndex, type DenseSearchMode } from './dense/index.js';
+import { buildDense, denseMatches, type DenseBuildOptions, type DenseMeta } from './dense/build.js';
+import { DenseIndex, type DenseOpenOptions, type DenseSearchMode } from './dense/index.js';
 import { DocStore, DocStoreWriter } from './docstore.js';
 import { createEmbedder, type Embedder, type EmbedderOptions } from './embedders/embedder.js';
 import { RrfRetriever } from './hybrid.js';
 import { HttpRetriever } from './client.js';
+import { EngineRetriever, parseEngineSpec } from './engines/search-engine.js';
 import { Bm25Retriever, DenseRetriever } from './retrievers.js';
 import type { Retriever } from './types.js';
 
@@ -158,7 +159,7 @@ export async function buildIndex(corpusPath: string, dir: string, opts: IndexBui
     }
     moveInto(tmp, dir);
   }
-  if (opts.embedder && !(manifest.dense && manifest.dense.embedder === opts.embedder.spec)) {
+  if (opts.embedder && !(manifest.dense && manifest.dense.embedder === opts.embedder.spec && denseMatches(manifest.dense, opts.dense ?? {}))) {
     const denseDir = join(dir, 'dense');
     mkdirSync(denseDir, { recursive: true });
     const n = manifest.passages;
@@ -177,6 +178,8 @@ export interface OpenRetrieverOptions {
   embedder?: Embedder;
   embedderOptions?: EmbedderOptions;
   denseMode?: DenseSearchMode;
+  /** Shortlist, search width, threads of dense search (see DenseOpenOptions). */
+  dense?: DenseOpenOptions;
   bm25?: Bm25OpenOptions;
   /** RRF constant (default 60) and per-retriever depth (default 100). */
   rrfK?: number;
@@ -186,11 +189,13 @@ export interface OpenRetrieverOptions {
 }
 
 /**
- * A Retriever over an index folder, or over a Search-R1-style retrieval server when `location` is
- * an http(s) URL.
+ * A Retriever over an index folder, over a Search-R1-style retrieval server when `location` is
+ * an http(s) URL, or over an Elasticsearch / OpenSearch index (`es:URL#INDEX`, `opensearch:URL#INDEX`).
  */
 export async function openRetriever(location: string, opts: OpenRetrieverOptions = {}): Promise<Retriever> {
   if (/^https?:\/\//.test(location)) return new HttpRetriever(location, { token: opts.token });
+  const engine = parseEngineSpec(location);
+  if (engine) return EngineRetriever.open(engine, { method: opts.method, embedder: async (m) => opts.embedder ?? createEmbedder(m.embedder!, opts.embedderOptions), depth: opts.rrfDepth });
   const manifest = readManifest(location);
   const method = opts.method ?? (manifest.bm25 ? 'bm25' : 'dense');
   const store = new DocStore(location, manifest.passages);
@@ -201,7 +206,7 @@ export async function openRetriever(location: string, opts: OpenRetrieverOptions
   const dense = async () => {
     if (!manifest.dense) throw new InputError(`${location} has no dense index`, 'rebuild with --dense --embedder SPEC, or search with --retrieval bm25');
     const embedder = opts.embedder ?? (await createEmbedder(manifest.dense.embedder, opts.embedderOptions));
-    return new DenseRetriever(await DenseIndex.open(join(location, 'dense'), opts.denseMode), embedder, store);
+    return new DenseRetriever(await DenseIndex.open(join(location, 'dense'), { mode: opts.denseMode, ...opts.dense }), embedder, store);
   };
   if (method === 'bm25') return bm25();
   if (method === 'dense') return dense();

@@ -44,7 +44,7 @@ export class DenseRetriever implements Retriever {
     private readonly embedder: Embedder,
     private readonly store: DocStore,
   ) {
-    this.name = `dense(${embedder.spec}${embedder.lexical ? ', lexical' : ''}, ${index.mode})`;
+    this.name = `dense(${embedder.spec}${embedder.lexical ? ', lexical' : ''}, ${index.mode}${index.quantizationName === 'none' ? '' : ' ' + index.quantizationName})`;
   }
 
   async search(query: string, k: number): Promise<Hit[]> {
@@ -54,10 +54,11 @@ export class DenseRetriever implements Retriever {
   async searchBatch(queries: readonly string[], k: number): Promise<Hit[][]> {
     const prefix = this.index.meta.prefixes.query ?? '';
     const vectors = await this.embedder.embed(queries.map((q) => prefix + q), 'query');
-    return vectors.map((v) => toHits(this.store, this.index.search(v, k)));
+    return this.index.searchBatch(vectors, k).map((docs) => toHits(this.store, docs));
   }
 
   async close(): Promise<void> {
     await this.embedder.close?.();
+    this.index.close();
   }
 }

@@ -1,17 +1,24 @@
 /**
- * Builds the dense side of an index: every passage embedded (title + text, with the passage
- * prefix), vectors appended to `vectors.f32` (row-major Float32, N × dim), and optionally an HNSW
- * graph (usearch) for corpora too large for exact search. Embedding is the slow part (days with a
- * remote model on Wikipedia), so it is resumable: vectors go to `vectors.f32.partial`, and a re-run
- * with the same embedder continues after the last complete vector.
+ * Builds the dense side of an index:
+ *   vectors.f32    every passage embedded (title + text, with the passage prefix), row-major float32,
+ *                  N × dim: the exact vectors, read from disk to re-score shortlists;
+ *   codes.i8 / codes.b1 + quant.json   the compressed codes searched in memory (see quantize.ts);
+ *   hnsw.usearch   optionally an HNSW graph (usearch) over f32, i8 or b1 vectors.
+ * Embedding is the slow part (days with a remote model on Wikipedia), so it keeps several batches in
+ * flight (the server stays busy while a reply is parsed and written) and is resumable: vectors go to
+ * `vectors.f32.partial` in passage order, and a re-run with the same embedder continues after the
+ * last complete vector, also after `kill -9`. Codes and the graph are rebuilt from vectors.f32
+ * without embedding again when only --quantize or --hnsw change.
  */
-import { closeSync, existsSync, openSync, readFileSync, readSync, renameSync, statSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, renameSync, rmSync, statSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { InputError } from '../../core/errors.js';
 import { Progress } from '../../core/progress.js';
 import type { Passage } from '../../core/types.js';
 import type { Embedder, Prefixes } from '../embedders/embedder.js';
+import { codeBytes, dimStats, encodeBinary, encodeInt8, int8Params, type Quantization } from './quantize.js';
 import { loadUsearch } from './usearch.js';
+import { RowFile } from './vectors.js';
 
 export const DENSE_FORMAT_VERSION = 1;
 
@@ -23,22 +30,37 @@ export interface DenseMeta {
   prefixes: Prefixes;
   dim: number;
   n: number;
-  /** HNSW graph file, when built. */
-  hnsw?: { file: string; connectivity: number };
+  /** Codes searched in memory; absent (older indexes) means none: float32 in memory. */
+  quantization?: Quantization;
+  codes?: { file: string; bytesPerVector: number };
+  /** HNSW graph file, when built; `quantization` is usearch's scalar kind (absent: f32). */
+  hnsw?: { file: string; connectivity: number; quantization?: 'f32' | 'i8' | 'b1'; expansionAdd?: number };
 }
 
 export interface DenseBuildOptions {
   prefixes?: Prefixes;
   /** Passages per embedding call (default 256). */
   batchSize?: number;
-  /** Also build an HNSW graph with usearch. */
+  /** Embedding calls in flight at once (default 1). */
+  concurrency?: number;
+  /** Codes held in memory for search (default none: float32). */
+  quantize?: Quantization;
+  /** Also build an HNSW graph with usearch, over the same quantization. */
   hnsw?: boolean;
   connectivity?: number;
+  /** HNSW construction width (usearch expansion_add, faiss efConstruction; default 40 as faiss). */
+  expansionAdd?: number;
   quiet?: boolean;
 }
 
 export function passageText(p: Passage): string {
   return p.title ? `${p.title}\n${p.text}` : p.text;
+}
+
+/** True when `meta` already has the codes and graph these options ask for. */
+export function denseMatches(meta: DenseMeta, opts: DenseBuildOptions): boolean {
+  const q = opts.quantize ?? 'none';
+  return (meta.quantization ?? 'none') === q && (meta.hnsw !== undefined) === (opts.hnsw ?? false) && (!meta.hnsw || meta.hnsw.connectivity === (opts.connectivity ?? 16));
 }
 
 export async function buildDense(
@@ -49,85 +71,181 @@ export async function buildDense(
   opts: DenseBuildOptions = {},
 ): Promise<DenseMeta> {
   const prefixes = opts.prefixes ?? {};
-  const batchSize = opts.batchSize ?? 256;
+  const progressFile = join(dir, 'progress.json');
+  const vectorsFile = join(dir, 'vectors.f32');
+  let dim: number | undefined;
+  const prev = existsSync(progressFile) ? (JSON.parse(readFileSync(progressFile, 'utf8')) as { embedder: string; prefixes: Prefixes; dim: number; complete?: boolean }) : undefined;
+  const same = prev !== undefined && prev.embedder === embedder.spec && JSON.stringify(prev.prefixes) === JSON.stringify(prefixes);
+  if (same && prev.complete && existsSync(vectorsFile) && statSync(vectorsFile).size === total * 4 * prev.dim) {
+    dim = prev.dim; // embedded already: only codes and graph are (re)built
+  } else {
+    dim = await embedAll(dir, passages, total, embedder, prefixes, same ? prev : undefined, opts);
+    renameSync(join(dir, 'vectors.f32.partial'), vectorsFile);
+    writeFileSync(progressFile, JSON.stringify({ embedder: embedder.spec, prefixes, dim, complete: true }));
+  }
+  return indexVectors(dir, { embedder: embedder.spec, lexical: embedder.lexical, prefixes, dim, n: total }, opts);
+}
+
+/**
+ * Builds codes and graph over an existing `dir/vectors.f32` and writes meta.json (also how the
+ * benchmark indexes vectors it generated itself).
+ */
+export async function indexVectors(dir: string, base: Pick<DenseMeta, 'embedder' | 'lexical' | 'prefixes' | 'dim' | 'n'>, opts: DenseBuildOptions = {}): Promise<DenseMeta> {
+  const meta: DenseMeta = { format: 'ragtrail-dense', version: DENSE_FORMAT_VERSION, ...base };
+  await buildSearchStructures(dir, meta, opts);
+  writeFileSync(join(dir, 'meta.json'), JSON.stringify(meta, null, 2) + '\n');
+  return meta;
+}
+
+/** Embeds passages into vectors.f32.partial, `concurrency` calls in flight, written in passage order. */
+async function embedAll(
+  dir: string,
+  passages: (from: number) => AsyncIterable<Passage>,
+  total: number,
+  embedder: Embedder,
+  prefixes: Prefixes,
+  resume: { dim: number } | undefined,
+  opts: DenseBuildOptions,
+): Promise<number> {
   const partial = join(dir, 'vectors.f32.partial');
   const progressFile = join(dir, 'progress.json');
-  // Resume: same embedder and prefixes, keep every complete vector already written.
+  const batchSize = opts.batchSize ?? 256;
+  const concurrency = opts.concurrency ?? 1;
   let done = 0;
   let dim = embedder.dim;
-  if (existsSync(partial) && existsSync(progressFile)) {
-    const prev = JSON.parse(readFileSync(progressFile, 'utf8')) as { embedder: string; prefixes: Prefixes; dim: number };
-    if (prev.embedder === embedder.spec && JSON.stringify(prev.prefixes) === JSON.stringify(prefixes)) {
-      dim = prev.dim;
-      done = Math.min(total, Math.floor(statSync(partial).size / (4 * dim)));
-      truncateSync(partial, done * 4 * dim);
-    } else {
-      truncateSync(partial, 0);
-    }
+  if (resume && existsSync(partial)) {
+    // Keep every complete vector already written (a kill can leave half a vector at the end).
+    dim = resume.dim;
+    done = Math.min(total, Math.floor(statSync(partial).size / (4 * dim)));
+    truncateSync(partial, done * 4 * dim);
   } else {
     writeFileSync(partial, new Uint8Array(0));
   }
+  const saveProgress = () => writeFileSync(progressFile, JSON.stringify({ embedder: embedder.spec, prefixes, dim }));
+  if (dim !== undefined) saveProgress();
   const fd = openSync(partial, 'a');
   const progress = new Progress('embedding', { unit: 'passages', total, quiet: opts.quiet });
   if (done > 0) progress.tick(done);
+  // In-flight calls in passage order; the oldest is written first, so the file is always a prefix.
+  const inflight: Promise<Float32Array[]>[] = [];
+  const write = (vectors: Float32Array[]) => {
+    if (dim === undefined) {
+      dim = vectors[0]!.length;
+      saveProgress();
+    }
+    const buf = new Float32Array(vectors.length * dim);
+    vectors.forEach((v, i) => {
+      if (v.length !== dim) throw new InputError(`embedder ${embedder.spec} returned a vector of size ${v.length}, expected ${dim}`);
+      buf.set(v, i * dim!);
+    });
+    writeSync(fd, new Uint8Array(buf.buffer));
+    progress.tick(vectors.length);
+  };
+  const send = (texts: string[]) => {
+    const call = embedder.embed(texts, 'passage').then((vectors) => {
+      if (vectors.length !== texts.length) throw new InputError(`embedder ${embedder.spec} returned ${vectors.length} vectors for ${texts.length} passages`);
+      return vectors;
+    });
+    call.catch(() => {}); // awaited in order below; this only keeps a later call's failure from going unhandled meanwhile
+    inflight.push(call);
+  };
   try {
     let batch: string[] = [];
-    const flush = async () => {
-      if (batch.length === 0) return;
-      const vectors = await embedder.embed(batch.map((t) => (prefixes.passage ?? '') + t), 'passage');
-      if (dim === undefined) {
-        dim = vectors[0]!.length;
-        writeFileSync(progressFile, JSON.stringify({ embedder: embedder.spec, prefixes, dim }));
-      }
-      const buf = new Float32Array(vectors.length * dim);
-      vectors.forEach((v, i) => {
-        if (v.length !== dim) throw new InputError(`embedder ${embedder.spec} returned a vector of size ${v.length}, expected ${dim}`);
-        buf.set(v, i * dim!);
-      });
-      writeSync(fd, new Uint8Array(buf.buffer));
-      progress.tick(batch.length);
-      batch = [];
-    };
-    if (dim !== undefined) writeFileSync(progressFile, JSON.stringify({ embedder: embedder.spec, prefixes, dim }));
     for await (const p of passages(done)) {
-      batch.push(passageText(p));
-      if (batch.length >= batchSize) await flush();
+      batch.push((prefixes.passage ?? '') + passageText(p));
+      if (batch.length >= batchSize) {
+        send(batch);
+        batch = [];
+        if (inflight.length >= concurrency) write(await inflight.shift()!);
+      }
     }
-    await flush();
+    if (batch.length > 0) send(batch);
+    while (inflight.length > 0) write(await inflight.shift()!);
   } finally {
     closeSync(fd);
   }
   progress.finish();
   if (dim === undefined) throw new InputError('no passages to embed', 'the corpus is empty');
-  renameSync(partial, join(dir, 'vectors.f32'));
-  const meta: DenseMeta = { format: 'ragtrail-dense', version: DENSE_FORMAT_VERSION, embedder: embedder.spec, lexical: embedder.lexical, prefixes, dim, n: total };
-  if (opts.hnsw) {
-    const connectivity = opts.connectivity ?? 16;
-    await buildHnsw(dir, dim, total, connectivity);
-    meta.hnsw = { file: 'hnsw.usearch', connectivity };
-  }
-  writeFileSync(join(dir, 'meta.json'), JSON.stringify(meta, null, 2) + '\n');
-  writeFileSync(progressFile, JSON.stringify({ embedder: embedder.spec, prefixes, dim, complete: true }));
-  return meta;
+  return dim;
 }
 
-/** Adds the stored vectors to a usearch HNSW graph in chunks (bounded memory) and saves it. */
-async function buildHnsw(dir: string, dim: number, n: number, connectivity: number): Promise<void> {
-  const { Index } = await loadUsearch();
-  const index = new Index({ dimensions: dim, metric: 'ip', quantization: 'f32', connectivity, expansion_add: 0, expansion_search: 0, multi: false });
-  const fd = openSync(join(dir, 'vectors.f32'), 'r');
-  const chunk = 65536;
-  const buf = new Float32Array(chunk * dim);
+/** Writes the codes (and quant.json) and the HNSW graph that `opts` ask for, from vectors.f32. */
+async function buildSearchStructures(dir: string, meta: DenseMeta, opts: DenseBuildOptions): Promise<void> {
+  const q = opts.quantize ?? 'none';
+  const { dim, n } = meta;
+  for (const f of ['codes.i8', 'codes.b1', 'quant.json', 'hnsw.usearch']) rmSync(join(dir, f), { force: true });
+  meta.quantization = q;
+  const file = new RowFile(join(dir, 'vectors.f32'), 4 * dim, n);
   try {
-    for (let start = 0; start < n; start += chunk) {
-      const rows = Math.min(chunk, n - start);
-      readSync(fd, new Uint8Array(buf.buffer, 0, rows * dim * 4), 0, rows * dim * 4, start * dim * 4);
-      const keys = new BigUint64Array(rows);
-      for (let i = 0; i < rows; i++) keys[i] = BigInt(start + i);
-      index.add(keys, buf.subarray(0, rows * dim));
+    const stats = q === 'none' ? undefined : dimStats(file, dim);
+    let centre: Float32Array | undefined;
+    if (stats && q === 'int8') {
+      const { mid, scale } = int8Params(stats);
+      writeFileSync(join(dir, 'quant.json'), JSON.stringify({ quantization: q, mid: [...mid], scale: [...scale] }));
+      writeCodes(dir, 'codes.i8', file, dim, (v, rows) => {
+        const out = new Int8Array(rows * dim);
+        encodeInt8(v, rows, mid, scale, out);
+        return new Uint8Array(out.buffer);
+      });
+    } else if (stats && q === 'binary') {
+      centre = Float32Array.from(stats.mean);
+      writeFileSync(join(dir, 'quant.json'), JSON.stringify({ quantization: q, mean: stats.mean }));
+      const words = codeBytes('binary', dim) / 4;
+      writeCodes(dir, 'codes.b1', file, dim, (v, rows) => {
+        const out = new Uint32Array(rows * words);
+        encodeBinary(v, rows, dim, centre, out);
+        return new Uint8Array(out.buffer);
+      });
     }
+    if (q !== 'none') meta.codes = { file: q === 'int8' ? 'codes.i8' : 'codes.b1', bytesPerVector: codeBytes(q, dim) };
+    if (opts.hnsw) {
+      const connectivity = opts.connectivity ?? 16;
+      const expansionAdd = opts.expansionAdd ?? 40;
+      const quantization = q === 'int8' ? 'i8' : q === 'binary' ? 'b1' : 'f32';
+      await buildHnsw(dir, file, dim, { connectivity, expansionAdd, quantization, centre }, opts.quiet);
+      meta.hnsw = { file: 'hnsw.usearch', connectivity, quantization, expansionAdd };
+    }
+  } finally {
+    file.close();
+  }
+}
+
+function writeCodes(dir: string, name: string, file: RowFile, dim: number, encode: (v: Float32Array, rows: number) => Uint8Array): void {
+  const partial = join(dir, `${name}.partial`);
+  const fd = openSync(partial, 'w');
+  try {
+    for (const { rows, bytes } of file.windows()) writeSync(fd, encode(new Float32Array(bytes.buffer, bytes.byteOffset, rows * dim), rows));
   } finally {
     closeSync(fd);
   }
-  index.save(join(dir, 'hnsw.usearch'));
+  renameSync(partial, join(dir, name));
+}
+
+/**
+ * Adds the stored vectors to a usearch HNSW graph window by window and saves it. usearch quantizes
+ * f32 input itself: to i8 after normalising each vector, to b1 by sign (so binary vectors are
+ * centred first, as their codes are).
+ */
+async function buildHnsw(
+  dir: string,
+  file: RowFile,
+  dim: number,
+  o: { connectivity: number; expansionAdd: number; quantization: 'f32' | 'i8' | 'b1'; centre?: Float32Array },
+  quiet?: boolean,
+): Promise<void> {
+  const { Index } = await loadUsearch('an HNSW graph');
+  const index = new Index({ dimensions: dim, metric: o.quantization === 'b1' ? 'hamming' : 'ip', quantization: o.quantization, connectivity: o.connectivity, expansion_add: o.expansionAdd, expansion_search: 0, multi: false });
+  const progress = new Progress('HNSW graph', { unit: 'vectors', total: file.rows, quiet });
+  for (const { start, rows, bytes } of file.windows(64 * 2 ** 20)) {
+    const v = new Float32Array(bytes.buffer, bytes.byteOffset, rows * dim);
+    if (o.centre) for (let i = 0; i < rows * dim; i++) v[i]! -= o.centre[i % dim]!;
+    const keys = new BigUint64Array(rows);
+    for (let i = 0; i < rows; i++) keys[i] = BigInt(start + i);
+    index.add(keys, v, 0);
+    progress.tick(rows);
+  }
+  progress.finish();
+  const partial = join(dir, 'hnsw.usearch.partial');
+  index.save(partial);
+  renameSync(partial, join(dir, 'hnsw.usearch'));
 }

@@ -1,27 +1,56 @@
 /**
- * Querying dense vectors: exact inner-product search over all vectors (flat), or approximate search
- * through the usearch HNSW graph (memory-mapped with `view`, so it need not fit in the heap).
- * Vectors are unit length, so the score is cosine similarity.
+ * Querying dense vectors. Vectors are unit length, so the score is cosine similarity.
+ *  flat  — every stored code is scored: float32 (exact), int8 or binary codes held in memory as
+ *          chunks; quantized scores pick a shortlist that is re-scored exactly with the float32
+ *          rows read from disk. Dot products run in usearch's native SIMD `exactSearch` (batched,
+ *          multi-threaded) when the optional package is installed, else in plain JavaScript.
+ *  hnsw  — approximate search through the usearch HNSW graph, memory-mapped with `view` (its
+ *          vectors are paged in by the OS, not held in the heap), batched, with a search width;
+ *          quantized graphs are re-scored from float32 the same way.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { InputError } from '../../core/errors.js';
 import { TopK } from '../topk.js';
 import type { ScoredDoc } from '../types.js';
 import { DENSE_FORMAT_VERSION, type DenseMeta } from './build.js';
-import { loadUsearch, type UsearchIndex } from './usearch.js';
+import { codeBytes, hammingScan, int8Query, type Quantization } from './quantize.js';
+import { loadUsearch, matchesOf, NO_KEY, type UsearchIndex, type UsearchModule } from './usearch.js';
+import { type Chunk, RowFile } from './vectors.js';
 
 export type DenseSearchMode = 'auto' | 'flat' | 'hnsw';
+
+export interface DenseOpenOptions {
+  /** auto uses HNSW when the index has one. */
+  mode?: DenseSearchMode;
+  /** Shortlist re-scored with float32, as a multiple of k (default 4 for int8, 40 for binary). */
+  rescore?: number;
+  /** HNSW search width (usearch expansion_search, faiss efSearch); default max(64, shortlist). */
+  expansion?: number;
+  /** Threads for usearch (0: all cores, its default). */
+  threads?: number;
+  /** Dot products in usearch (default when installed) or plain JavaScript. */
+  kernel?: 'usearch' | 'js';
+}
+
+const DEFAULT_RESCORE: Record<Quantization, number> = { none: 1, int8: 4, binary: 40 };
 
 export class DenseIndex {
   private constructor(
     readonly meta: DenseMeta,
-    private readonly vectors: Float32Array | undefined,
+    readonly mode: 'flat' | 'hnsw',
+    private readonly quantization: Quantization,
+    private readonly chunks: Chunk[],
+    private readonly floats: RowFile | undefined,
+    private readonly params: { mid?: Float32Array; scale?: Float32Array },
+    private readonly usearch: UsearchModule | undefined,
     private readonly hnsw: UsearchIndex | undefined,
+    private readonly opts: DenseOpenOptions,
   ) {}
 
-  /** Opens the vectors of `dir`; `mode` auto uses HNSW when the index has one. */
-  static async open(dir: string, mode: DenseSearchMode = 'auto'): Promise<DenseIndex> {
+  /** Opens the index in `dir`: loads the codes searched in memory (flat) or maps the graph (hnsw). */
+  static async open(dir: string, modeOrOpts: DenseSearchMode | DenseOpenOptions = 'auto'): Promise<DenseIndex> {
+    const opts = typeof modeOrOpts === 'string' ? { mode: modeOrOpts } : modeOrOpts;
     let meta: DenseMeta;
     try {
       meta = JSON.parse(readFileSync(join(dir, 'meta.json'), 'utf8')) as DenseMeta;
@@ -31,48 +60,166 @@ export class DenseIndex {
     if (meta.format !== 'ragtrail-dense' || meta.version !== DENSE_FORMAT_VERSION) {
       throw new InputError(`${dir}: dense index format ${meta.format} v${meta.version} is not supported`, 'rebuild the index');
     }
+    const mode = opts.mode ?? 'auto';
+    const quantization = meta.quantization ?? 'none';
     const useHnsw = mode === 'hnsw' || (mode === 'auto' && meta.hnsw !== undefined);
+    const floats = quantization !== 'none' || !useHnsw ? new RowFile(join(dir, 'vectors.f32'), 4 * meta.dim, meta.n) : undefined;
+    const quant = existsSync(join(dir, 'quant.json')) ? (JSON.parse(readFileSync(join(dir, 'quant.json'), 'utf8')) as { mid?: number[]; scale?: number[] }) : {};
+    const params = { mid: quant.mid && Float32Array.from(quant.mid), scale: quant.scale && Float32Array.from(quant.scale) };
     if (useHnsw) {
       if (!meta.hnsw) throw new InputError(`${dir}: this dense index has no HNSW graph`, 'rebuild with --hnsw, or search with the flat mode');
-      const { Index } = await loadUsearch();
-      const index = new Index({ dimensions: meta.dim, metric: 'ip', quantization: 'f32', connectivity: meta.hnsw.connectivity, expansion_add: 0, expansion_search: 0, multi: false });
+      const usearch = await loadUsearch();
+      const shortlist = (opts.rescore ?? DEFAULT_RESCORE[quantization]) * 10; // the width is fixed at open: sized for k = 10
+      const q = meta.hnsw.quantization ?? 'f32';
+      const index = new usearch.Index({
+        dimensions: meta.dim,
+        metric: q === 'b1' ? 'hamming' : 'ip',
+        quantization: q,
+        connectivity: meta.hnsw.connectivity,
+        expansion_add: meta.hnsw.expansionAdd ?? 0,
+        expansion_search: opts.expansion ?? Math.max(64, shortlist),
+        multi: false,
+      });
       index.view(join(dir, meta.hnsw.file));
-      return new DenseIndex(meta, undefined, index);
+      return new DenseIndex(meta, 'hnsw', quantization, [], floats, params, usearch, index, opts);
     }
-    const raw = readFileSync(join(dir, 'vectors.f32'));
-    const copy = new Uint8Array(raw.length);
-    copy.set(raw);
-    return new DenseIndex(meta, new Float32Array(copy.buffer), undefined);
+    const usearch = opts.kernel === 'js' || quantization === 'binary' ? undefined : await loadUsearch().catch(() => undefined);
+    const codes = quantization === 'none' ? floats! : new RowFile(join(dir, meta.codes!.file), codeBytes(quantization, meta.dim), meta.n);
+    const chunks = codes.loadChunks();
+    if (codes !== floats) codes.close();
+    return new DenseIndex(meta, 'flat', quantization, chunks, floats, params, usearch, undefined, opts);
   }
 
   get size(): number {
     return this.meta.n;
   }
 
-  get mode(): 'flat' | 'hnsw' {
-    return this.hnsw ? 'hnsw' : 'flat';
+  get quantizationName(): Quantization {
+    return this.quantization;
   }
 
   search(query: Float32Array, k: number): ScoredDoc[] {
+    return this.searchBatch([query], k)[0]!;
+  }
+
+  /** Top k per query, best first, scores exact (float32) for every mode. */
+  searchBatch(queries: readonly Float32Array[], k: number): ScoredDoc[][] {
     const dim = this.meta.dim;
-    if (query.length !== dim) throw new InputError(`query vector has size ${query.length}, the index holds size ${dim}`, 'use the embedder the index was built with');
-    if (this.hnsw) {
-      const m = this.hnsw.search(query, Math.min(k, this.meta.n), 0);
+    for (const q of queries) {
+      if (q.length !== dim) throw new InputError(`query vector has size ${q.length}, the index holds size ${dim}`, 'use the embedder the index was built with');
+    }
+    if (queries.length === 0) return [];
+    k = Math.min(k, this.meta.n);
+    const exact = this.quantization === 'none';
+    const shortlist = exact ? k : Math.min(this.meta.n, k * (this.opts.rescore ?? DEFAULT_RESCORE[this.quantization]));
+    const candidates = this.hnsw ? this.searchHnsw(queries, shortlist) : this.scanFlat(queries, shortlist);
+    return exact ? candidates : this.rescore(queries, candidates, k);
+  }
+
+  private searchHnsw(queries: readonly Float32Array[], n: number): ScoredDoc[][] {
+    const m = this.hnsw!.search(queries.length === 1 ? queries[0]! : [...queries], n, this.opts.threads ?? 0);
+    return queries.map((_, qi) => {
+      const { keys, distances } = matchesOf(m, qi, queries.length);
       const out: ScoredDoc[] = [];
-      for (let i = 0; i < m.keys.length; i++) {
-        const key = m.keys[i]!;
-        if (key === 0xffffffffffffffffn) continue; // usearch pads missing results
-        out.push({ doc: Number(key), score: 1 - m.distances[i]! });
+      for (let i = 0; i < keys.length; i++) {
+        if (keys[i] === NO_KEY) continue;
+        out.push({ doc: Number(keys[i]!), score: this.quantization === 'binary' ? -distances[i]! : 1 - distances[i]! });
       }
       return out;
-    }
-    const v = this.vectors!;
-    const top = new TopK(k);
-    for (let d = 0, off = 0; d < this.meta.n; d++, off += dim) {
-      let s = 0;
-      for (let j = 0; j < dim; j++) s += v[off + j]! * query[j]!;
-      if (s > top.threshold) top.push(d, s);
-    }
-    return top.sorted();
+    });
   }
+
+  /** Scores every code of every chunk; keeps the best `n` per query (approximate for quantized codes). */
+  private scanFlat(queries: readonly Float32Array[], n: number): ScoredDoc[][] {
+    const dim = this.meta.dim;
+    const nq = queries.length;
+    const tops = queries.map(() => new TopK(n));
+    if (this.quantization === 'binary') {
+      const words = codeBytes('binary', dim) / 4;
+      const qcodes = queries.map((q) => {
+        const c = new Uint32Array(words);
+        for (let j = 0; j < dim; j++) if (q[j]! > 0) c[j >> 5]! |= 1 << (j & 31);
+        return c;
+      });
+      for (const c of this.chunks) {
+        const codes = new Uint32Array(c.bytes.buffer, c.bytes.byteOffset, c.rows * words);
+        hammingScan(codes, c.rows, words, qcodes, (qi, row, d) => {
+          const top = tops[qi]!;
+          if (-d > top.threshold) top.push(c.start + row, -d);
+        });
+      }
+      return tops.map((t) => t.sorted());
+    }
+    // float32 or int8: one dot product per (query, row); int8 scores are t·dot + offset (quantize.ts).
+    const int8 = this.quantization === 'int8';
+    const encoded = int8 ? queries.map((q) => int8Query(q, this.params.mid!, this.params.scale!)) : undefined;
+    const usearch = this.usearch;
+    let batch: Float32Array | Int8Array | undefined;
+    if (usearch) {
+      batch = int8 ? new Int8Array(nq * dim) : new Float32Array(nq * dim);
+      queries.forEach((q, i) => batch!.set(int8 ? encoded![i]!.code : q, i * dim));
+    }
+    for (const c of this.chunks) {
+      const data = int8 ? new Int8Array(c.bytes.buffer, c.bytes.byteOffset, c.rows * dim) : new Float32Array(c.bytes.buffer, c.bytes.byteOffset, c.rows * dim);
+      if (usearch) {
+        const m = usearch.exactSearch(data, batch!, dim, Math.min(n, c.rows), 'ip', this.opts.threads ?? 0);
+        for (let qi = 0; qi < nq; qi++) {
+          const { keys, distances } = matchesOf(m, qi, nq);
+          const top = tops[qi]!;
+          const f = encoded ? encoded[qi]!.factor : 1;
+          const o = encoded ? encoded[qi]!.offset : 0;
+          for (let i = 0; i < keys.length; i++) {
+            const s = (1 - distances[i]!) * f + o;
+            if (s > top.threshold) top.push(c.start + Number(keys[i]!), s);
+          }
+        }
+        continue;
+      }
+      for (let qi = 0; qi < nq; qi++) {
+        const q = encoded ? encoded[qi]!.code : queries[qi]!;
+        const f = encoded ? encoded[qi]!.factor : 1;
+        const o = encoded ? encoded[qi]!.offset : 0;
+        const top = tops[qi]!;
+        for (let r = 0, off = 0; r < c.rows; r++, off += dim) {
+          let s = 0;
+          for (let j = 0; j < dim; j++) s += data[off + j]! * q[j]!;
+          s = s * f + o;
+          if (s > top.threshold) top.push(c.start + r, s);
+        }
+      }
+    }
+    return tops.map((t) => t.sorted());
+  }
+
+  /** Exact float32 scores for each query's shortlist, rows read from disk; the best k. */
+  private rescore(queries: readonly Float32Array[], candidates: ScoredDoc[][], k: number): ScoredDoc[][] {
+    const dim = this.meta.dim;
+    const rows = this.floats!.gatherF32(candidates.flatMap((l) => l.map((c) => c.doc)), dim);
+    return queries.map((q, qi) => {
+      const top = new TopK(k);
+      for (const { doc } of candidates[qi]!) {
+        const v = rows.get(doc)!;
+        let s = 0;
+        for (let j = 0; j < dim; j++) s += v[j]! * q[j]!;
+        top.push(doc, s);
+      }
+      return top.sorted();
+    });
+  }
+
+  /** Bytes this index holds in memory (codes or float32 chunks; the HNSW file is mapped instead). */
+  memoryBytes(): number {
+    return this.chunks.reduce((s, c) => s + c.bytes.byteLength, 0);
+  }
+
+  close(): void {
+    this.floats?.close();
+  }
+}
+
+/** RAM flat search over a dense index needs: its codes (or float32 vectors), N × bytes per vector. */
+export function denseFootprint(meta: DenseMeta): { bytesPerVector: number; ramBytes: number; where: string } {
+  const q = meta.quantization ?? 'none';
+  const bytesPerVector = codeBytes(q, meta.dim);
+  return { bytesPerVector, ramBytes: bytesPerVector * meta.n, where: q === 'none' ? 'float32 vectors in memory' : `${q} codes in memory, float32 re-scoring from disk` };
 }

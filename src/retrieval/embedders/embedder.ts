@@ -54,6 +54,8 @@ export interface EmbedderOptions {
   apiKey?: string;
   /** Texts per request for remote embedders (default 64). */
   batchSize?: number;
+  /** Requests in flight at once for remote embedders (default 4). */
+  concurrency?: number;
 }
 
 export const EMBEDDER_SPEC_HELP = 'hash:<dim> (offline, lexical), openai:<baseURL>#<model>, or llama:<model.gguf>';

@@ -1,0 +1,245 @@
+/**
+ * Dense retrieval benchmark (`npm run bench:dense`; figures, not tests).
+ * Synthetic unit vectors with cluster structure (N vectors of `dim` around 1,000 random centres plus
+ * a shared offset, as embeddings are anisotropic; queries are perturbed copies of stored vectors),
+ * then for each quantization (none, int8, binary), flat and HNSW: build time, memory held, queries/s
+ * batched (all queries in one call) and unbatched (one per call), recall@k against exact float32
+ * search. In the same run, faiss-cpu anchors on the same vectors (IndexFlatIP, IndexHNSWFlat,
+ * IndexScalarQuantizer SQ8, IndexIVFPQ) from a bench-only Python venv, and ratios against them.
+ * Each faiss anchor runs right after the ragtrail index it is compared with, so that both see the
+ * same machine load (this machine is shared: absolute figures drift, same-moment ratios less so).
+ * Options: --n 200000 --dim 768 --queries 200 --k 10 --threads 1 --quantize none,int8,binary (flat)
+ *          --hnsw none,int8,binary (graphs; '' for none) --faiss-python /work/.venv-bench/bin/python
+ *          (empty: skip faiss) --js-queries 5
+ * The vectors are cached in the temp dir, so re-runs at the same size skip generating them.
+ */
+import { execFileSync } from 'node:child_process';
+import { closeSync, existsSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { formatTable } from '../src/cli/table.js';
+import { Rng } from '../src/core/rng.js';
+import { indexVectors } from '../src/retrieval/dense/build.js';
+import { DenseIndex, type DenseOpenOptions } from '../src/retrieval/dense/index.js';
+import type { Quantization } from '../src/retrieval/dense/quantize.js';
+import type { ScoredDoc } from '../src/retrieval/types.js';
+
+const { values: args } = parseArgs({
+  options: {
+    n: { type: 'string', default: '200000' },
+    dim: { type: 'string', default: '768' },
+    queries: { type: 'string', default: '200' },
+    k: { type: 'string', default: '10' },
+    threads: { type: 'string', default: '1' },
+    quantize: { type: 'string', default: 'none,int8,binary' },
+    hnsw: { type: 'string', default: 'none,int8,binary' },
+    'faiss-python': { type: 'string', default: '/work/.venv-bench/bin/python' },
+    'js-queries': { type: 'string', default: '5' },
+  },
+});
+const N = Number(args.n);
+const DIM = Number(args.dim);
+const NQ = Number(args.queries);
+const K = Number(args.k);
+const THREADS = Number(args.threads);
+const ROOT = resolve(import.meta.dirname, '..');
+const work = join(tmpdir(), 'ragtrail-bench-dense', `${N}x${DIM}`);
+mkdirSync(work, { recursive: true });
+const secs = (t0: number) => (performance.now() - t0) / 1000;
+const gib = (b: number) => `${(b / 2 ** 30).toFixed(2)} GiB`;
+
+// ---------------------------------------------------------------- data
+function gaussian(rng: Rng): number {
+  // Box–Muller
+  const u = 1 - rng.next();
+  return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * rng.next());
+}
+function unit(v: Float32Array): Float32Array {
+  let s = 0;
+  for (const x of v) s += x * x;
+  const inv = 1 / Math.sqrt(s);
+  for (let i = 0; i < v.length; i++) v[i]! *= inv;
+  return v;
+}
+
+function generate(): Float32Array[] {
+  const vecPath = join(work, 'vectors.f32');
+  const qPath = join(work, 'queries.f32');
+  if (existsSync(vecPath) && statSync(vecPath).size === N * DIM * 4 && existsSync(qPath) && statSync(qPath).size === NQ * DIM * 4) {
+    const raw = readFileSync(qPath);
+    const all = new Float32Array(raw.buffer, raw.byteOffset, NQ * DIM);
+    return Array.from({ length: NQ }, (_, i) => all.slice(i * DIM, (i + 1) * DIM));
+  }
+  const t0 = performance.now();
+  const rng = new Rng('dense-bench');
+  const noise = 1 / Math.sqrt(DIM);
+  const shared = unit(Float32Array.from({ length: DIM }, () => gaussian(rng)));
+  const centres = Array.from({ length: 1000 }, () => unit(Float32Array.from({ length: DIM }, () => gaussian(rng))));
+  const qrng = new Rng('dense-bench-queries');
+  const picks = new Map<number, number>(); // stored vector → query number
+  while (picks.size < NQ) picks.set(qrng.int(N), picks.size);
+  const queries: Float32Array[] = new Array(NQ);
+  const fd = openSync(vecPath, 'w');
+  const rows = 4096;
+  const buf = new Float32Array(rows * DIM);
+  for (let start = 0; start < N; start += rows) {
+    const m = Math.min(rows, N - start);
+    for (let r = 0; r < m; r++) {
+      const c = centres[rng.int(centres.length)]!;
+      const v = buf.subarray(r * DIM, (r + 1) * DIM);
+      for (let j = 0; j < DIM; j++) v[j] = 0.5 * shared[j]! + c[j]! + gaussian(rng) * noise;
+      unit(v);
+      const qi = picks.get(start + r);
+      if (qi !== undefined) queries[qi] = unit(Float32Array.from(v, (x) => x + 0.7 * gaussian(qrng) * noise));
+    }
+    writeSync(fd, new Uint8Array(buf.buffer, 0, m * DIM * 4));
+  }
+  closeSync(fd);
+  const qfd = openSync(qPath, 'w');
+  for (const q of queries) writeSync(qfd, new Uint8Array(q.buffer));
+  closeSync(qfd);
+  console.log(`generated ${N} × ${DIM} vectors and ${NQ} queries in ${secs(t0).toFixed(0)} s`);
+  return queries;
+}
+
+// ---------------------------------------------------------------- measuring one index
+interface Row {
+  name: string;
+  build: number;
+  bytesPerVector: number;
+  memory: number;
+  batched: number;
+  unbatched: number;
+  recall: number;
+}
+
+function recallAt(hits: number[][], truth: number[][]): number {
+  let s = 0;
+  hits.forEach((h, i) => {
+    const t = new Set(truth[i]!.slice(0, K));
+    s += h.slice(0, K).filter((d) => t.has(d)).length / K;
+  });
+  return s / hits.length;
+}
+
+function timeIndex(index: DenseIndex, queries: Float32Array[], unbatchedN = Math.min(queries.length, 100)): { batched: number; unbatched: number; hits: ScoredDoc[][] } {
+  index.searchBatch(queries.slice(0, 2), K); // warm-up
+  let t0 = performance.now();
+  const hits = index.searchBatch(queries, K);
+  const batched = queries.length / secs(t0);
+  t0 = performance.now();
+  for (let i = 0; i < unbatchedN; i++) index.search(queries[i]!, K);
+  return { batched, unbatched: unbatchedN / secs(t0), hits };
+}
+
+/** A folder per configuration sharing the one vectors.f32 (hard link). */
+function configDir(name: string): string {
+  const dir = join(work, name);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  linkSync(join(work, 'vectors.f32'), join(dir, 'vectors.f32'));
+  return dir;
+}
+
+const base = { embedder: 'synthetic', lexical: false, prefixes: {}, dim: DIM, n: N };
+
+async function main(): Promise<void> {
+  const queries = generate();
+  const open: DenseOpenOptions = { threads: THREADS };
+  const rows: Row[] = [];
+
+  // Exact float32, flat: the ground truth.
+  const exactDir = configDir('none-flat');
+  let t0 = performance.now();
+  await indexVectors(exactDir, base, { quantize: 'none', quiet: true });
+  let build = secs(t0);
+  t0 = performance.now();
+  const exact = await DenseIndex.open(exactDir, { ...open, mode: 'flat' });
+  const load = secs(t0);
+  const ex = timeIndex(exact, queries);
+  const truth = ex.hits.map((l) => l.map((h) => h.doc));
+  rows.push({ name: 'ragtrail flat float32 (usearch SIMD kernel)', build: build + load, bytesPerVector: 4 * DIM, memory: exact.memoryBytes(), batched: ex.batched, unbatched: ex.unbatched, recall: 1 });
+  const jsN = Number(args['js-queries']);
+  if (jsN > 0) {
+    const js = await DenseIndex.open(exactDir, { ...open, mode: 'flat', kernel: 'js' });
+    const r = timeIndex(js, queries.slice(0, jsN), jsN);
+    rows.push({ name: `ragtrail flat float32, plain JavaScript loop (${jsN} queries)`, build: NaN, bytesPerVector: 4 * DIM, memory: js.memoryBytes(), batched: r.batched, unbatched: r.unbatched, recall: recallAt(r.hits.map((l) => l.map((h) => h.doc)), truth) });
+  }
+  exact.close();
+
+  const py = args['faiss-python'];
+  const anchors: Row[] = [];
+  const anchor = (name: string) => {
+    if (!py || !existsSync(py)) return;
+    const out = execFileSync(py, [join(ROOT, 'bench', 'faiss_anchor.py'), join(work, 'vectors.f32'), join(work, 'queries.f32'), String(DIM), String(K), String(THREADS), work, name], { encoding: 'utf8', maxBuffer: 1 << 26 });
+    for (const line of out.trim().split('\n')) {
+      const a = JSON.parse(line) as { name: string; build_s: number; qps_batched: number; qps_unbatched: number; bytes_per_vector: number };
+      const raw = readFileSync(join(work, `faiss-${a.name}.ids`));
+      const ids = new BigInt64Array(raw.buffer, raw.byteOffset, NQ * K);
+      const hits = Array.from({ length: NQ }, (_, i) => Array.from(ids.subarray(i * K, (i + 1) * K), Number));
+      const label = { flat: 'IndexFlatIP', hnsw: 'IndexHNSWFlat (M 16, efC 40, efS 64)', sq8: 'IndexScalarQuantizer SQ8 (flat)', ivfpq: 'IndexIVFPQ (PQ96, nprobe 32)' }[a.name] ?? a.name;
+      anchors.push({ name: `faiss ${label}`, build: a.build_s, bytesPerVector: a.bytes_per_vector, memory: a.bytes_per_vector * N, batched: a.qps_batched, unbatched: a.qps_unbatched, recall: recallAt(hits, truth) });
+    }
+  };
+  if (!py || !existsSync(py)) console.log(`(faiss anchors skipped: no ${py}; create it with python3 -m venv /work/.venv-bench && /work/.venv-bench/bin/pip install faiss-cpu numpy)`);
+  anchor('flat');
+
+  const quants = args.quantize.split(',').filter(Boolean) as Quantization[];
+  const graphs = args.hnsw.split(',').filter(Boolean) as Quantization[];
+  const configs = [...quants.filter((q) => q !== 'none').map((q) => ({ q, hnsw: false })), ...graphs.map((q) => ({ q, hnsw: true }))];
+  let hnswAnchored = false;
+  for (const { q, hnsw } of configs) {
+    if (q === 'int8' && !hnsw) anchor('sq8');
+    if (hnsw && !hnswAnchored) {
+      anchor('hnsw');
+      hnswAnchored = true;
+    }
+    const dir = configDir(`${q}-${hnsw ? 'hnsw' : 'flat'}`);
+    t0 = performance.now();
+    const meta = await indexVectors(dir, base, { quantize: q, hnsw, quiet: true });
+    build = secs(t0);
+    t0 = performance.now();
+    const index = await DenseIndex.open(dir, { ...open, mode: hnsw ? 'hnsw' : 'flat' });
+    build += secs(t0);
+    const r = timeIndex(index, queries);
+    const graphBytes = hnsw ? statSync(join(dir, meta.hnsw!.file)).size : 0;
+    rows.push({
+      name: `ragtrail ${hnsw ? 'HNSW' : 'flat'} ${q === 'none' ? 'float32' : q}${q === 'none' ? '' : ` + float32 re-scoring (shortlist ${q === 'int8' ? 4 : 40}·k)`}`,
+      build,
+      bytesPerVector: hnsw ? graphBytes / N : (meta.codes?.bytesPerVector ?? 4 * DIM),
+      memory: hnsw ? graphBytes : index.memoryBytes(),
+      batched: r.batched,
+      unbatched: r.unbatched,
+      recall: recallAt(r.hits.map((l) => l.map((h) => h.doc)), truth),
+    });
+    index.close();
+  }
+
+  anchor('ivfpq');
+
+  console.log(`\ndense: ${N} × ${DIM} synthetic vectors, ${NQ} queries, k = ${K}, ${THREADS} thread(s); recall@${K} against exact float32 search`);
+  console.log(formatTable(
+    ['index', 'build s', 'B/vector in RAM', 'RAM held', 'q/s batched', 'q/s one by one', `recall@${K}`],
+    [...rows, ...anchors].map((r) => [r.name, Number.isNaN(r.build) ? '' : r.build.toFixed(1), r.bytesPerVector.toFixed(0), gib(r.memory), r.batched.toFixed(0), r.unbatched.toFixed(1), r.recall.toFixed(3)]),
+  ));
+  const find = (s: string) => anchors.find((a) => a.name.includes(s));
+  const flat = find('IndexFlatIP');
+  const fh = find('HNSWFlat');
+  if (flat) {
+    const ours = rows[0]!;
+    console.log(`\nratios (ragtrail ÷ faiss, same run):`);
+    console.log(`  exact flat float32 q/s: batched ${(ours.batched / flat.batched).toFixed(2)}×, one by one ${(ours.unbatched / flat.unbatched).toFixed(2)}× (target ≥ 0.5×)`);
+    for (const r of rows.slice(1)) {
+      if (r.name.includes('JavaScript')) continue;
+      const h = r.name.includes('HNSW');
+      const anchor = h ? fh : flat;
+      if (!anchor) continue;
+      console.log(`  ${r.name}: q/s batched ${(r.batched / anchor.batched).toFixed(2)}×, one by one ${(r.unbatched / anchor.unbatched).toFixed(2)}× of ${anchor.name}${h ? `; build ${(r.build / anchor.build).toFixed(2)}× its time` : ''}`);
+    }
+  }
+  console.log(`\nRAM to serve 21M × ${DIM} (codes or graph, at this run's bytes per vector; plus ~0.2 GiB of passage offsets):`);
+  for (const r of [...rows, ...anchors]) if (!r.name.includes('JavaScript')) console.log(`  ${r.name}: ${gib(r.bytesPerVector * 21e6)}`);
+}
+
+await main();

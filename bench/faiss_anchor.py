@@ -1,0 +1,66 @@
+"""faiss-cpu anchors for `npm run bench:dense` (bench-only; faiss is never a runtime dependency).
+
+Reads the same float32 vectors and queries the TypeScript bench wrote, builds each faiss index,
+times batched (all queries in one call) and unbatched (one query per call) search, and writes the
+top-k ids of the batched run so the bench computes recall@k against ragtrail's exact search.
+Usage: python faiss_anchor.py VECTORS.f32 QUERIES.f32 DIM K THREADS OUTDIR [flat,hnsw,ivfpq,sq8]
+Prints one JSON object per index on stdout.
+"""
+import json
+import os
+import sys
+import time
+
+import faiss
+import numpy as np
+
+
+def main() -> None:
+    vectors_path, queries_path, dim, k, threads, outdir = sys.argv[1:7]
+    which = (sys.argv[7] if len(sys.argv) > 7 else "flat,hnsw,ivfpq").split(",")
+    dim, k, threads = int(dim), int(k), int(threads)
+    faiss.omp_set_num_threads(threads)
+    xb = np.fromfile(vectors_path, dtype=np.float32).reshape(-1, dim)
+    xq = np.fromfile(queries_path, dtype=np.float32).reshape(-1, dim)
+    n = xb.shape[0]
+    for name in which:
+        t0 = time.perf_counter()
+        if name == "flat":
+            index = faiss.IndexFlatIP(dim)
+        elif name == "hnsw":
+            # M = 16 and efConstruction 40 (faiss's default), the same as ragtrail's usearch graph.
+            index = faiss.IndexHNSWFlat(dim, 16, faiss.METRIC_INNER_PRODUCT)
+            index.hnsw.efConstruction = 40
+        elif name == "sq8":
+            index = faiss.IndexScalarQuantizer(dim, faiss.ScalarQuantizer.QT_8bit, faiss.METRIC_INNER_PRODUCT)
+        elif name == "ivfpq":
+            # 96 sub-quantizers of 8 bits (96 bytes per vector, as ragtrail's binary codes), √N·4 lists.
+            nlist = max(16, int(4 * np.sqrt(n)))
+            quantizer = faiss.IndexFlatIP(dim)
+            index = faiss.IndexIVFPQ(quantizer, dim, nlist, 96, 8, faiss.METRIC_INNER_PRODUCT)
+        else:
+            raise SystemExit(f"unknown index {name}")
+        if not index.is_trained:
+            sample = xb[np.random.default_rng(0).choice(n, size=min(n, 100_000), replace=False)]
+            index.train(sample)
+        index.add(xb)
+        build = time.perf_counter() - t0
+        if name == "hnsw":
+            index.hnsw.efSearch = 64
+        if name == "ivfpq":
+            index.nprobe = 32
+        t0 = time.perf_counter()
+        _, ids = index.search(xq, k)
+        batched = len(xq) / (time.perf_counter() - t0)
+        single_n = min(len(xq), 100)
+        t0 = time.perf_counter()
+        for i in range(single_n):
+            index.search(xq[i : i + 1], k)
+        unbatched = single_n / (time.perf_counter() - t0)
+        ids.astype(np.int64).tofile(os.path.join(outdir, f"faiss-{name}.ids"))
+        code = {"flat": 4 * dim, "hnsw": 4 * dim + 16 * 2 * 4, "sq8": dim, "ivfpq": 96 + 8}[name]
+        print(json.dumps({"name": name, "build_s": build, "qps_batched": batched, "qps_unbatched": unbatched, "bytes_per_vector": code}), flush=True)
+
+
+if __name__ == "__main__":
+    main()

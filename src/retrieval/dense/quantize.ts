@@ -1,0 +1,134 @@
+/**
+ * Compressed codes for the in-memory side of dense search; the float32 vectors stay on disk and
+ * re-score a shortlist exactly.
+ *
+ * int8 — per-dimension scalar quantization (faiss's SQ8 idea, symmetric codes): dimension j maps
+ *   [min_j, max_j] onto [−127, 127], x_j ≈ mid_j + s_j·c_j with mid_j = (max_j + min_j)/2 and
+ *   s_j = (max_j − min_j)/254. For a query q,
+ *       q·x ≈ Σ_j q_j·mid_j + Σ_j (q_j·s_j)·c_j,
+ *   and the first sum is the same for every passage, so ranking needs only the second, an int8 dot
+ *   product once w_j = q_j·s_j is itself rounded to int8 with one scale per query (t = max|w|/127).
+ *   768 bytes per 768-dim vector (a quarter of float32).
+ * binary — one bit per dimension, set when x_j is above the dimension's mean (centering keeps the
+ *   bits balanced); queries take the bit q_j > 0 (q·x = q·(x − μ) + q·μ, the second term constant),
+ *   ranked by Hamming distance. 96 bytes per 768-dim vector (1/32 of float32): a coarse filter
+ *   whose shortlist must be longer.
+ */
+import type { RowFile } from './vectors.js';
+
+export type Quantization = 'none' | 'int8' | 'binary';
+export const QUANTIZATIONS = ['none', 'int8', 'binary'] as const;
+
+/** Per-dimension statistics of the stored vectors, from one pass over the float32 file. */
+export interface DimStats {
+  min: number[];
+  max: number[];
+  mean: number[];
+}
+
+/** Bytes one vector's code takes (binary rows are padded to whole 32-bit words). */
+export function codeBytes(q: Quantization, dim: number): number {
+  if (q === 'none') return 4 * dim;
+  if (q === 'int8') return dim;
+  return Math.ceil(dim / 32) * 4;
+}
+
+export function dimStats(file: RowFile, dim: number): DimStats {
+  const min = new Float64Array(dim).fill(Infinity);
+  const max = new Float64Array(dim).fill(-Infinity);
+  const sum = new Float64Array(dim);
+  for (const { rows, bytes } of file.windows()) {
+    const v = new Float32Array(bytes.buffer, bytes.byteOffset, rows * dim);
+    for (let r = 0, off = 0; r < rows; r++, off += dim) {
+      for (let j = 0; j < dim; j++) {
+        const x = v[off + j]!;
+        if (x < min[j]!) min[j] = x;
+        if (x > max[j]!) max[j] = x;
+        sum[j]! += x;
+      }
+    }
+  }
+  const n = Math.max(1, file.rows);
+  return { min: [...min], max: [...max], mean: [...sum].map((s) => s / n) };
+}
+
+/** The int8 scale and centre of each dimension (a constant dimension gets scale 1: its code is 0). */
+export function int8Params(stats: DimStats): { mid: Float32Array; scale: Float32Array } {
+  const dim = stats.min.length;
+  const mid = new Float32Array(dim);
+  const scale = new Float32Array(dim);
+  for (let j = 0; j < dim; j++) {
+    mid[j] = (stats.max[j]! + stats.min[j]!) / 2;
+    const s = (stats.max[j]! - stats.min[j]!) / 254;
+    scale[j] = s > 0 ? s : 1;
+  }
+  return { mid, scale };
+}
+
+/** Encodes `rows` float32 vectors into int8 codes. */
+export function encodeInt8(v: Float32Array, rows: number, mid: Float32Array, scale: Float32Array, out: Int8Array): void {
+  const dim = mid.length;
+  for (let r = 0, off = 0; r < rows; r++, off += dim) {
+    for (let j = 0; j < dim; j++) {
+      const c = Math.round((v[off + j]! - mid[j]!) / scale[j]!);
+      out[off + j] = c > 127 ? 127 : c < -127 ? -127 : c;
+    }
+  }
+}
+
+/** Encodes `rows` float32 vectors into sign bits around `centre` (bit j of word j>>5, low bit first). */
+export function encodeBinary(v: Float32Array, rows: number, dim: number, centre: Float32Array | undefined, out: Uint32Array): void {
+  const words = Math.ceil(dim / 32);
+  for (let r = 0; r < rows; r++) {
+    for (let w = 0; w < words; w++) {
+      let bits = 0;
+      const end = Math.min(32, dim - w * 32);
+      for (let b = 0; b < end; b++) {
+        const j = w * 32 + b;
+        if (v[r * dim + j]! > (centre ? centre[j]! : 0)) bits |= 1 << b;
+      }
+      out[r * words + w] = bits >>> 0;
+    }
+  }
+}
+
+/** A query's int8 code, and the factor/offset that turn its integer dot products back into approximate scores. */
+export function int8Query(q: Float32Array, mid: Float32Array, scale: Float32Array): { code: Int8Array; factor: number; offset: number } {
+  const dim = q.length;
+  const w = new Float32Array(dim);
+  let maxAbs = 0;
+  let offset = 0;
+  for (let j = 0; j < dim; j++) {
+    w[j] = q[j]! * scale[j]!;
+    maxAbs = Math.max(maxAbs, Math.abs(w[j]!));
+    offset += q[j]! * mid[j]!;
+  }
+  const t = maxAbs > 0 ? maxAbs / 127 : 1;
+  const code = new Int8Array(dim);
+  for (let j = 0; j < dim; j++) code[j] = Math.round(w[j]! / t);
+  return { code, factor: t, offset };
+}
+
+/** Number of set bits of a 32-bit word (the SWAR popcount). */
+function popcount(x: number): number {
+  x -= (x >>> 1) & 0x55555555;
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  return (Math.imul((x + (x >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24) as number;
+}
+
+/**
+ * Hamming distances from each query code to every row of a chunk of binary codes, passed to
+ * `visit(query, row, distance)`; rows outer, queries inner, so each row is read from memory once
+ * per batch.
+ */
+export function hammingScan(codes: Uint32Array, rows: number, words: number, queries: Uint32Array[], visit: (qi: number, row: number, distance: number) => void): void {
+  const nq = queries.length;
+  for (let r = 0, off = 0; r < rows; r++, off += words) {
+    for (let qi = 0; qi < nq; qi++) {
+      const q = queries[qi]!;
+      let d = 0;
+      for (let w = 0; w < words; w++) d += popcount(codes[off + w]! ^ q[w]!);
+      visit(qi, r, d);
+    }
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * Row-major vector files (float32 vectors, int8 or binary codes) read in windows with positioned
+ * reads, never as a whole: `readFileSync` stops at 2 GiB, and a 21M × 768 float32 file is 60 GiB.
+ * Node has no mmap, so what must stay in memory (the codes searched on every query) is loaded as a
+ * list of chunks of at most `CHUNK_BYTES` each, and what is read rarely (the float32 rows of a
+ * re-scoring shortlist) is read from disk on demand.
+ */
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { InputError } from '../../core/errors.js';
+
+/** Size of one read window while building. */
+export const WINDOW_BYTES = 256 * 2 ** 20;
+/**
+ * Size of one in-memory chunk of codes: each chunk is one call of the SIMD kernel for a whole
+ * batch of queries, and chunks of ~16 MiB stay in cache across the batch (int8 batched search
+ * measured 40% faster than with 256 MiB chunks).
+ */
+export const CHUNK_BYTES = 16 * 2 ** 20;
+
+/** A chunk of rows held in memory: rows [start, start + rows) of the file. */
+export interface Chunk {
+  start: number;
+  rows: number;
+  bytes: Uint8Array;
+}
+
+export class RowFile {
+  private readonly fd: number;
+  readonly rows: number;
+
+  constructor(
+    readonly path: string,
+    /** Bytes per row. */
+    readonly rowBytes: number,
+    rows?: number,
+  ) {
+    try {
+      this.fd = openSync(path, 'r');
+    } catch {
+      throw new InputError(`${path}: cannot open the vector file`, 'rebuild the dense index with `ragtrail index build --dense`');
+    }
+    const size = fstatSync(this.fd).size;
+    const available = Math.floor(size / rowBytes);
+    this.rows = rows ?? available;
+    if (this.rows > available) {
+      closeSync(this.fd);
+      throw new InputError(`${path}: holds ${available} rows of ${rowBytes} bytes, the index says ${this.rows}`, 'the index is incomplete: rebuild it');
+    }
+  }
+
+  /** Reads rows [start, start + count) into `into` (or a new buffer). Offsets may exceed 2 GiB. */
+  read(start: number, count: number, into?: Uint8Array): Uint8Array {
+    const len = count * this.rowBytes;
+    const buf = into ? into.subarray(0, len) : new Uint8Array(len);
+    let done = 0;
+    while (done < len) {
+      const got = readSync(this.fd, buf, done, len - done, start * this.rowBytes + done);
+      if (got === 0) throw new InputError(`${this.path}: ends before row ${start + count}`, 'the index is incomplete: rebuild it');
+      done += got;
+    }
+    return buf;
+  }
+
+  /** Yields windows of consecutive rows (one reused buffer of about `windowBytes`). */
+  *windows(windowBytes = WINDOW_BYTES): Generator<Chunk> {
+    const per = Math.max(1, Math.floor(windowBytes / this.rowBytes));
+    const buf = new Uint8Array(Math.min(per, Math.max(1, this.rows)) * this.rowBytes);
+    for (let start = 0; start < this.rows; start += per) {
+      const rows = Math.min(per, this.rows - start);
+      yield { start, rows, bytes: this.read(start, rows, buf) };
+    }
+  }
+
+  /** The whole file as in-memory chunks of at most `chunkBytes` each (each its own ArrayBuffer). */
+  loadChunks(chunkBytes = CHUNK_BYTES): Chunk[] {
+    const per = Math.max(1, Math.floor(chunkBytes / this.rowBytes));
+    const out: Chunk[] = [];
+    for (let start = 0; start < this.rows; start += per) {
+      const rows = Math.min(per, this.rows - start);
+      out.push({ start, rows, bytes: this.read(start, rows) });
+    }
+    return out;
+  }
+
+  /**
+   * Reads the given rows (any order, duplicates allowed) as float32 vectors of `dim`; rows are
+   * visited in file order and neighbours are read together.
+   */
+  gatherF32(docs: readonly number[], dim: number): Map<number, Float32Array> {
+    const sorted = [...new Set(docs)].sort((a, b) => a - b);
+    const out = new Map<number, Float32Array>();
+    for (let i = 0; i < sorted.length; ) {
+      let j = i + 1;
+      while (j < sorted.length && sorted[j] === sorted[j - 1]! + 1 && j - i < 256) j++;
+      const bytes = this.read(sorted[i]!, j - i);
+      const all = new Float32Array(bytes.buffer, bytes.byteOffset, (j - i) * dim);
+      for (let r = i; r < j; r++) out.set(sorted[r]!, all.subarray((r - i) * dim, (r - i + 1) * dim));
+      i = j;
+    }
+    return out;
+  }
+
+  close(): void {
+    closeSync(this.fd);
+  }
+}

@@ -1,0 +1,201 @@
+import assert from 'node:assert/strict';
+import { closeSync, mkdirSync, openSync, ftruncateSync, writeFileSync, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { corpusFromQuestions, writeCorpus } from '../../src/corpus/corpus.js';
+import { loadDataset } from '../../src/corpus/dataset.js';
+import type { Question } from '../../src/core/types.js';
+import { DENSE_FORMAT_VERSION, type DenseMeta } from '../../src/retrieval/dense/build.js';
+import { DenseIndex } from '../../src/retrieval/dense/index.js';
+import { codeBytes, encodeBinary, encodeInt8, hammingScan, int8Params, int8Query } from '../../src/retrieval/dense/quantize.js';
+import { RowFile } from '../../src/retrieval/dense/vectors.js';
+import { HashedNgramEmbedder } from '../../src/retrieval/embedders/hashed.js';
+import { buildIndex } from '../../src/retrieval/index-dir.js';
+import { cliRunner, data, tempDir } from '../helpers.js';
+
+const tmp = tempDir();
+after(tmp.cleanup);
+const usearchMissing = await import('usearch').then(() => false, () => true);
+
+describe('int8 and binary codes', () => {
+  it('int8: per-dimension [min, max] onto [−127, 127], and the query folds the scales in', () => {
+    // dim 0 spans [−1, 1]: mid 0, scale 2/254; dim 1 spans [0, 0.5]: mid 0.25, scale 0.5/254.
+    const { mid, scale } = int8Params({ min: [-1, 0], max: [1, 0.5], mean: [0, 0.25] });
+    assert.deepEqual([...mid], [0, 0.25]);
+    assert.ok(Math.abs(scale[0]! - 2 / 254) < 1e-9 && Math.abs(scale[1]! - 0.5 / 254) < 1e-9);
+    const codes = new Int8Array(4);
+    encodeInt8(Float32Array.from([1, 0, -0.4, 0.3]), 2, mid, scale, codes);
+    // 1/(2/254) = 127; (0 − .25)/(.5/254) = −127; −.4·127 = −50.8 → −51; (.3 − .25)·508 = 25.4 → 25
+    assert.deepEqual([...codes], [127, -127, -51, 25]);
+    // q = (0.6, 0.8): w = (0.6·2/254, 0.8·0.5/254) = (.0047244, .0015748); t = .0047244/127
+    const q = int8Query(Float32Array.from([0.6, 0.8]), mid, scale);
+    assert.deepEqual([...q.code], [127, 42]); // .0015748/.0047244·127 = 42.33
+    assert.ok(Math.abs(q.offset - 0.8 * 0.25) < 1e-7);
+    // Approximate score of row 1 (x = (−.4, .3), exact q·x = 0): t·(127·−51 + 42·25) + .2
+    //   = (.0047244/127)·(−5427) + .2 = −.20188 + .2 = −.0019
+    const approx = q.factor * (127 * -51 + 42 * 25) + q.offset;
+    assert.ok(Math.abs(approx - -0.0019) < 1e-4, `${approx}`);
+  });
+
+  it('binary: one bit per dimension above the centre, Hamming distance by popcount', () => {
+    const dim = 40; // two words, the second one 8 bits used
+    const v = new Float32Array(2 * dim);
+    for (let j = 0; j < dim; j++) v[j] = j % 3 === 0 ? 1 : -1; // bits 0, 3, 6, … set
+    for (let j = 0; j < dim; j++) v[dim + j] = 1; // all 40 set
+    const out = new Uint32Array(4);
+    encodeBinary(v, 2, dim, undefined, out);
+    assert.equal(codeBytes('binary', dim), 8);
+    assert.equal(out[0], 0b01001001001001001001001001001001);
+    assert.equal(out[2], 0xffffffff);
+    assert.equal(out[3], 0xff);
+    const got: number[] = [];
+    hammingScan(out, 2, 2, [new Uint32Array([0, 0])], (_q, _r, d) => got.push(d));
+    assert.deepEqual(got, [14, 40]); // 14 of the 40 dimensions are multiples of 3
+  });
+});
+
+describe('quantized search against exact search on a fixed set (HotpotQA passages, hash:256)', () => {
+  let questions: Question[] = [];
+  const dir = join(tmp.dir, 'hotpot');
+  const e = new HashedNgramEmbedder(256);
+  before(async () => {
+    for await (const q of loadDataset(data('hotpotqa', 'distractor_dev_sample100_hf.json'))) questions.push(q);
+    questions = questions.slice(0, 60);
+    const corpus = join(tmp.dir, 'hotpot.jsonl');
+    await writeCorpus(corpus, corpusFromQuestions(questions));
+    await buildIndex(corpus, dir, { embedder: e, quiet: true });
+  });
+
+  async function recallVsExact(opts: { quantize: 'none' | 'int8' | 'binary'; hnsw: boolean }): Promise<{ recall: number; exactScores: boolean }> {
+    await buildIndex(join(tmp.dir, 'hotpot.jsonl'), dir, { embedder: e, dense: opts, quiet: true });
+    const exact = await DenseIndex.open(join(dir, 'dense'), { mode: 'flat', kernel: 'js' });
+    const index = await DenseIndex.open(join(dir, 'dense'), { mode: opts.hnsw ? 'hnsw' : 'flat' });
+    const qs = questions.map((q) => e.embedOne(q.question));
+    // Exact float32 (the JavaScript loop over vectors.f32) is the reference.
+    const truth = exact.searchBatch(qs, 10);
+    const got = index.searchBatch(qs, 10);
+    let hits = 0;
+    let exactScores = true;
+    got.forEach((list, i) => {
+      const t = new Map(truth[i]!.map((h) => [h.doc, h.score]));
+      for (const h of list) {
+        if (t.has(h.doc)) hits++;
+        // Re-scored hits carry the float32 score, whatever the codes.
+        if (t.has(h.doc) && Math.abs(t.get(h.doc)! - h.score) > 1e-5) exactScores = false;
+      }
+    });
+    exact.close();
+    index.close();
+    return { recall: hits / (10 * qs.length), exactScores };
+  }
+
+  it('flat int8 keeps recall@10 ≥ 0.97 of exact, with exact scores', async () => {
+    const r = await recallVsExact({ quantize: 'int8', hnsw: false });
+    assert.ok(r.recall >= 0.97, `recall ${r.recall}`);
+    assert.ok(r.exactScores);
+  });
+
+  it('flat binary (shortlist 40·k) keeps recall@10 ≥ 0.9', async () => {
+    const r = await recallVsExact({ quantize: 'binary', hnsw: false });
+    assert.ok(r.recall >= 0.9, `recall ${r.recall}`);
+    assert.ok(r.exactScores);
+  });
+
+  it('HNSW over int8 and binary vectors keeps recall@10 ≥ 0.9', { skip: usearchMissing && 'the optional package usearch is not installed' }, async () => {
+    for (const quantize of ['int8', 'binary'] as const) {
+      const r = await recallVsExact({ quantize, hnsw: true });
+      assert.ok(r.recall >= 0.9, `${quantize}: recall ${r.recall}`);
+      assert.ok(r.exactScores, quantize);
+    }
+  });
+
+  it('the usearch kernel and the JavaScript loop give the same exact ranking', { skip: usearchMissing && 'the optional package usearch is not installed' }, async () => {
+    await buildIndex(join(tmp.dir, 'hotpot.jsonl'), dir, { embedder: e, dense: { quantize: 'none' }, quiet: true });
+    const [js, simd] = [await DenseIndex.open(join(dir, 'dense'), { mode: 'flat', kernel: 'js' }), await DenseIndex.open(join(dir, 'dense'), { mode: 'flat', kernel: 'usearch' })];
+    const qs = questions.slice(0, 20).map((q) => e.embedOne(q.question));
+    const [a, b] = [js.searchBatch(qs, 10), simd.searchBatch(qs, 10)];
+    a.forEach((l, i) => l.forEach((h, j) => {
+      assert.ok(Math.abs(h.score - b[i]![j]!.score) < 1e-5);
+      if (Math.abs(h.score - (l[j + 1]?.score ?? -1)) > 1e-5 && Math.abs(h.score - (l[j - 1]?.score ?? 2)) > 1e-5) assert.equal(h.doc, b[i]![j]!.doc);
+    }));
+  });
+});
+
+describe('vector files past 2 GiB (sparse files)', () => {
+  // 700,020 rows × 768 float32 = 2.15 GB, all holes except the last 20 rows: readFileSync could
+  // not open this file; windowed reads serve the rows past 2 GiB.
+  const dim = 768;
+  const n = 700_020;
+  const tail = 20;
+  const dir = join(tmp.dir, 'big');
+  const vectors: Float32Array[] = [];
+
+  before(() => {
+    mkdirSync(dir, { recursive: true });
+    let seed = 7;
+    const rnd = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32) * 2 - 1;
+    for (let i = 0; i < tail; i++) {
+      const v = Float32Array.from({ length: dim }, rnd);
+      const norm = Math.hypot(...v);
+      vectors.push(v.map((x) => x / norm));
+    }
+    const f = openSync(join(dir, 'vectors.f32'), 'w');
+    ftruncateSync(f, n * dim * 4);
+    vectors.forEach((v, i) => writeSync(f, new Uint8Array(v.buffer), 0, dim * 4, (n - tail + i) * dim * 4));
+    closeSync(f);
+    const words = codeBytes('binary', dim) / 4;
+    const c = openSync(join(dir, 'codes.b1'), 'w');
+    ftruncateSync(c, n * words * 4);
+    const codes = new Uint32Array(tail * words);
+    const flat = new Float32Array(tail * dim);
+    vectors.forEach((v, i) => flat.set(v, i * dim));
+    encodeBinary(flat, tail, dim, undefined, codes);
+    writeSync(c, new Uint8Array(codes.buffer), 0, codes.byteLength, (n - tail) * words * 4);
+    closeSync(c);
+    writeFileSync(join(dir, 'quant.json'), JSON.stringify({ quantization: 'binary', mean: new Array(dim).fill(0) }));
+    const meta: DenseMeta = { format: 'ragtrail-dense', version: DENSE_FORMAT_VERSION, embedder: 'test', lexical: false, prefixes: {}, dim, n, quantization: 'binary', codes: { file: 'codes.b1', bytesPerVector: words * 4 } };
+    writeFileSync(join(dir, 'meta.json'), JSON.stringify(meta));
+  });
+
+  it('reads rows at offsets beyond 2 GiB', () => {
+    const file = new RowFile(join(dir, 'vectors.f32'), dim * 4);
+    assert.equal(file.rows, n);
+    assert.ok((n - 1) * dim * 4 > 2 ** 31);
+    const rows = file.gatherF32([n - 1, 5, n - tail], dim);
+    assert.deepEqual(rows.get(n - 1), vectors[tail - 1]);
+    assert.deepEqual(rows.get(n - tail), vectors[0]);
+    assert.ok(rows.get(5)!.every((x) => x === 0));
+    file.close();
+  });
+
+  it('searches binary codes and re-scores the shortlist from the float32 rows past 2 GiB', async () => {
+    const index = await DenseIndex.open(dir);
+    assert.equal(index.size, n);
+    const hits = index.searchBatch([vectors[3]!, vectors[17]!], 3);
+    assert.equal(hits[0]![0]!.doc, n - tail + 3);
+    assert.equal(hits[1]![0]!.doc, n - tail + 17);
+    assert.ok(Math.abs(hits[0]![0]!.score - 1) < 1e-5);
+    index.close();
+  });
+});
+
+describe('CLI: --quantize, index info, and the dense search flags', () => {
+  it('builds binary codes with an HNSW graph and searches flat or through the graph', { skip: usearchMissing && 'the optional package usearch is not installed' }, () => {
+    const cli = cliRunner(tmp.dir);
+    const dir = join(tmp.dir, 'cli-index');
+    const built = cli.run('index', 'build', '--corpus', join(tmp.dir, 'hotpot.jsonl'), '--out', dir, '--dense', '--embedder', 'hash:256', '--quantize', 'binary', '--hnsw');
+    assert.equal(built.status, 0, built.stderr);
+    const info = cli.run('index', 'info', dir);
+    assert.match(info.stdout, /codes binary/);
+    assert.match(info.stdout, /dense flat search: 32 bytes per vector/);
+    assert.match(info.stdout, /dense HNSW search: \d+ bytes per vector \(b1 vectors \+ links\)/);
+    for (const mode of ['flat', 'hnsw']) {
+      const r = cli.run('search', '--index', dir, '--retrieval', 'dense', '--dense-mode', mode, '--rescore', '8', '--ef', '128', '--threads', '1', '--k', '3', 'Scott Derrickson director');
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stdout, new RegExp(`^dense\\(hash:256, lexical, ${mode} binary\\): 3 hits`));
+    }
+    const bad = cli.run('index', 'build', '--corpus', join(tmp.dir, 'hotpot.jsonl'), '--out', dir, '--dense', '--quantize', 'pq');
+    assert.equal(bad.status, 2);
+    assert.equal(bad.stderr.trim().split('\n').length, 1);
+  });
+});
