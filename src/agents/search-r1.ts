@@ -65,22 +65,3 @@ export function parseInformation(block: string): { title: string; text: string }
   }
   return docs;
 }
-
-/**
- * Splits a whole Search-R1 response (model text with <information> blocks the environment inserted)
- * into model turns and the information that followed each.
- */
-export function splitTranscript(response: string): { turn: string; information?: string }[] {
-  const out: { turn: string; information?: string }[] = [];
-  let rest = response;
-  for (;;) {
-    const open = rest.indexOf('<information>');
-    if (open < 0) break;
-    const close = rest.indexOf('</information>', open);
-    const end = close < 0 ? rest.length : close;
-    out.push({ turn: rest.slice(0, open), information: rest.slice(open + '<information>'.length, end) });
-    rest = close < 0 ? '' : rest.slice(close + '</information>'.length);
-  }
-  if (rest.trim() !== '' || out.length === 0) out.push({ turn: rest });
-  return out;
-}

@@ -31,12 +31,9 @@ export interface F1Result {
 
 const SPECIAL = new Set(['yes', 'no', 'noanswer']);
 
-/** Token F1 against one gold answer, with HotpotQA's rule: yes/no/noanswer must match exactly. */
-function f1Single(pred: string, gold: string): F1Result {
+/** Token F1 of two token lists (Counter intersection, as the reference scripts count it). */
+export function tokenF1(predTokens: readonly string[], goldTokens: readonly string[]): F1Result {
   const zero = { f1: 0, precision: 0, recall: 0 };
-  if ((SPECIAL.has(pred) || SPECIAL.has(gold)) && pred !== gold) return zero;
-  const predTokens = pySplit(pred);
-  const goldTokens = pySplit(gold);
   const counts = new Map<string, number>();
   for (const t of goldTokens) counts.set(t, (counts.get(t) ?? 0) + 1);
   let same = 0;
@@ -51,6 +48,12 @@ function f1Single(pred: string, gold: string): F1Result {
   const precision = same / predTokens.length;
   const recall = same / goldTokens.length;
   return { f1: (2 * precision * recall) / (precision + recall), precision, recall };
+}
+
+/** Token F1 against one gold answer, with HotpotQA's rule: yes/no/noanswer must match exactly. */
+function f1Single(pred: string, gold: string): F1Result {
+  if ((SPECIAL.has(pred) || SPECIAL.has(gold)) && pred !== gold) return { f1: 0, precision: 0, recall: 0 };
+  return tokenF1(pySplit(pred), pySplit(gold));
 }
 
 /** Token-level F1, precision and recall, each maximised over gold answers independently (as FlashRAG does). */

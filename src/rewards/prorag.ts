@@ -7,7 +7,7 @@
  *   Step, spec:     PRM(context, step) + λ_f · 1[step follows the schema]
  */
 import type { Trajectory } from '../core/trajectory.js';
-import { f1Score } from '../core/metrics.js';
+import { f1Score, tokenF1 } from '../core/metrics.js';
 import { pySplit, pyStrip } from '../core/text.js';
 import { proragStepFormat, proragWorkflow } from './format.js';
 
@@ -71,23 +71,7 @@ export function proragAuthorsFormat(completion: string): number {
 
 /** `calculate_f1_score`: token F1 on `lower().split()` tokens, no other normalisation, one gold string. */
 export function proragAuthorsF1(prediction: string, truth: string): number {
-  const p = pySplit(prediction.toLowerCase());
-  const g = pySplit(truth.toLowerCase());
-  if (p.length === 0 || g.length === 0) return 0;
-  const counts = new Map<string, number>();
-  for (const t of g) counts.set(t, (counts.get(t) ?? 0) + 1);
-  let same = 0;
-  for (const t of p) {
-    const c = counts.get(t) ?? 0;
-    if (c > 0) {
-      same++;
-      counts.set(t, c - 1);
-    }
-  }
-  if (same === 0) return 0;
-  const prec = same / p.length;
-  const rec = same / g.length;
-  return (2 * prec * rec) / (prec + rec);
+  return tokenF1(pySplit(prediction.toLowerCase()), pySplit(truth.toLowerCase())).f1;
 }
 
 /** `outcome_reward`: first <answer>…</answer> anywhere (any case), F1 → 0 below 0.2 else 2·F1; plus `format_reward`. */

@@ -7,7 +7,8 @@ import { Rng } from '../../src/core/rng.js';
 import { AGENT_NAMES } from '../../src/agents/protocol.js';
 import { PROTOCOLS } from '../../src/agents/registry.js';
 import { extractDecision } from '../../src/agents/research.js';
-import { parseInformation, splitTranscript } from '../../src/agents/search-r1.js';
+import { parseInformation } from '../../src/agents/search-r1.js';
+import { searchR1Turns } from '../../src/agents/transcript.js';
 import { summarizeSearches } from '../../src/agents/summarize.js';
 import type { State } from '../../src/env/env.js';
 import { ScriptedLLM } from '../../src/llm/scripted.js';
@@ -96,10 +97,11 @@ describe('search-r1', () => {
   });
   it('splits a whole transcript and its FlashRAG document lines', () => {
     const t = '<think>a</think> <search> q1 </search>\n\n<information>Doc 1(Title: "A B") first text\nDoc 2(Title: C (film)) second</information>\n\n<answer> X </answer>';
-    const parts = splitTranscript(t);
+    const parts = searchR1Turns(t);
     assert.equal(parts.length, 2);
+    assert.equal(parts[0]!.query, 'q1');
     assert.deepEqual(parseInformation(parts[0]!.information!), [{ title: 'A B', text: 'first text' }, { title: 'C (film)', text: 'second' }]);
-    assert.equal(parts[1]!.turn.trim(), '<answer> X </answer>');
+    assert.equal(parts[1]!.text.trim(), '<answer> X </answer>');
   });
 });
 
