@@ -7,6 +7,7 @@ import { getProtocol } from '../agents/registry.js';
 import { createPolicy } from '../eval/systems.js';
 import { demonstrations, preferencePairs } from '../learn/gym/data.js';
 import { readTrees } from '../process/tree.js';
+import type { ValueLabel } from '../process/values.js';
 import { GymPolicy } from '../learn/gym/policy.js';
 import { GYM_ALGOS, type GymAlgo, type LogEntry, type RlAlgo, trainDpo, trainRl, trainSft } from '../learn/gym/train.js';
 import { createEnvServer } from '../learn/serve-env.js';
@@ -187,7 +188,9 @@ async function trainGym(opts: TrainOpts): Promise<void> {
     console.log(`sft on ${demos.length} demonstrated steps from ${trees.length} trees`);
     log = trainSft(policy, demos, { ...common, ...(opts.batch ? { batch: opts.batch } : {}) }, printLog('sft'));
   } else if (algo === 'dpo') {
-    const pairs = preferencePairs(trees);
+    // The labels the annotation mined its pairs by (stats.json), so that DPO trains on the pairs it wrote.
+    const stats = opts.data && existsSync(join(opts.data, 'stats.json')) ? (JSON.parse(readFileSync(join(opts.data, 'stats.json'), 'utf8')) as { values?: ValueLabel }) : {};
+    const pairs = preferencePairs(trees, undefined, stats.values);
     if (pairs.length === 0) throw new InputError(`${opts.data}: no preference pairs`, 'annotate more questions or with more simulations');
     console.log(`step-level dpo on ${pairs.length} pairs from ${trees.length} trees${opts.referenceFree ? ' (reference-free)' : ''}`);
     log = trainDpo(policy, pairs, { ...common, ...(opts.batch ? { batch: opts.batch } : {}), ...(opts.beta !== undefined ? { beta: opts.beta } : {}), referenceFree: opts.referenceFree }, printLog('dpo'));

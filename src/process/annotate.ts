@@ -154,6 +154,14 @@ export function defaultValueLabel(method: AnnotateMethod): ValueLabel {
   return method === 'mcts-spre' ? 'bottom-up' : 'running-mean';
 }
 
+/**
+ * The labels pairs of a tree are mined by: bottom-up re-scored values, or undefined for the search's
+ * running-mean Q (and for ranking trees, labelled by rank). The default follows the tree's method.
+ */
+export function pairLabels(tree: SavedTree, values: ValueLabel = defaultValueLabel(tree.method as AnnotateMethod), alpha: number = UCT_DEFAULTS.alpha): Map<number, number | null> | undefined {
+  return values === 'bottom-up' && tree.method !== 'rank' ? bottomUpTreeValues(tree, alpha) : undefined;
+}
+
 /** Writes the pair and trainer files from trees.jsonl, in dataset order. */
 export async function deriveOutputs(
   outDir: string,
@@ -164,7 +172,7 @@ export async function deriveOutputs(
   const trees = (await readTrees(outDir)).sort((a, b) => (order.get(a.id) ?? Infinity) - (order.get(b.id) ?? Infinity) || a.id.localeCompare(b.id));
   const pairs: Pair[] = [];
   const perTree = trees.map((t) => {
-    const values = opts.values === 'bottom-up' && t.method !== 'rank' ? bottomUpTreeValues(t, opts.alpha ?? UCT_DEFAULTS.alpha) : undefined;
+    const values = pairLabels(t, opts.values ?? 'running-mean', opts.alpha ?? UCT_DEFAULTS.alpha);
     const p = minePairs(t, { minGap: opts.minGap, values });
     pairs.push(...p);
     return { tree: t, pairs: p };

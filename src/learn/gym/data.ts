@@ -8,7 +8,9 @@ import type { Action } from '../../core/trajectory.js';
 import type { Protocol } from '../../agents/protocol.js';
 import type { State } from '../../env/env.js';
 import { bestPath } from '../../process/export.js';
+import { pairLabels } from '../../process/annotate.js';
 import { minePairs } from '../../process/mine.js';
+import type { ValueLabel } from '../../process/values.js';
 import { type SavedTree, stateAt } from '../../process/tree.js';
 import { type Choice, choicesFor, indexOf } from './policy.js';
 
@@ -42,11 +44,15 @@ export function demonstrations(trees: readonly SavedTree[], threshold = 0.5): St
   return out;
 }
 
-/** Step preference pairs mined from the trees (process/mine.ts), both sides valid actions. */
-export function preferencePairs(trees: readonly SavedTree[], minGap = 0.01): StatePair[] {
+/**
+ * Step preference pairs mined from the trees (process/mine.ts), both sides valid actions, labelled as
+ * `annotate` labels them (bottom-up values for MCTS-SPRE trees by default), so that the gym's step-DPO
+ * trains on the pairs the annotation wrote.
+ */
+export function preferencePairs(trees: readonly SavedTree[], minGap = 0.01, values?: ValueLabel): StatePair[] {
   const out: StatePair[] = [];
   for (const tree of trees) {
-    for (const p of minePairs(tree, { minGap })) {
+    for (const p of minePairs(tree, { minGap, values: pairLabels(tree, values) })) {
       if (!usable(p.chosen.action) || !usable(p.rejected.action)) continue;
       out.push({ state: stateAt(tree, p.parent), chosen: p.chosen.action, rejected: p.rejected.action, questionId: tree.id, gap: p.gap });
     }
