@@ -9,7 +9,7 @@
  * Each faiss anchor runs right after the ragtrail index it is compared with, so that both see the
  * same machine load (this machine is shared: absolute figures drift, same-moment ratios less so).
  * Options: --n 200000 --dim 768 --queries 200 --k 10 --threads 1 --quantize none,int8,binary (flat)
- *          --hnsw none,int8,binary (graphs; '' for none) --faiss-python /work/.venv-bench/bin/python
+ *          --hnsw none,int8,binary (graphs; '' for none) --faiss-python $RAGTRAIL_BENCH_PYTHON or .venv-bench/bin/python
  *          (empty: skip faiss) --js-queries 5
  * The vectors are cached in the temp dir, so re-runs at the same size skip generating them.
  */
@@ -34,7 +34,7 @@ const { values: args } = parseArgs({
     threads: { type: 'string', default: '1' },
     quantize: { type: 'string', default: 'none,int8,binary' },
     hnsw: { type: 'string', default: 'none,int8,binary' },
-    'faiss-python': { type: 'string', default: '/work/.venv-bench/bin/python' },
+    'faiss-python': { type: 'string', default: process.env['RAGTRAIL_BENCH_PYTHON'] ?? resolve(import.meta.dirname, '..', '.venv-bench', 'bin', 'python') },
     'js-queries': { type: 'string', default: '5' },
   },
 });
@@ -182,7 +182,7 @@ async function main(): Promise<void> {
       anchors.push({ name: `faiss ${label}`, build: a.build_s, bytesPerVector: a.bytes_per_vector, memory: a.bytes_per_vector * N, batched: a.qps_batched, unbatched: a.qps_unbatched, recall: recallAt(hits, truth) });
     }
   };
-  if (!py || !existsSync(py)) console.log(`(faiss anchors skipped: no ${py}; create it with python3 -m venv /work/.venv-bench && /work/.venv-bench/bin/pip install faiss-cpu numpy)`);
+  if (!py || !existsSync(py)) console.log(`(faiss anchors skipped: no ${py}; create it with python3 -m venv .venv-bench && .venv-bench/bin/pip install faiss-cpu numpy, or set RAGTRAIL_BENCH_PYTHON)`);
   anchor('flat');
 
   const quants = args.quantize.split(',').filter(Boolean) as Quantization[];
