@@ -7,6 +7,7 @@
  */
 import type { Action, Message } from '../core/trajectory.js';
 import type { State } from '../env/env.js';
+import { pyStrip } from '../core/text.js';
 import { firstTag, formatDocs, invalid, type Protocol, type RenderOptions, thoughtFor } from './protocol.js';
 
 const INSTRUCTIONS = `Answer the question below. Whenever you receive new information, reason about it inside <think> and </think>. If you are missing knowledge, search for it by writing a query between <search> and </search>; the search results will come back between <information> and </information>. You may search as often as you need. Before you answer, check your reasoning inside <reflect> and </reflect>. Then write the final answer, as short as possible and without explanation, between <answer> and </answer>, for example <answer> Paris </answer>.`;
@@ -64,4 +65,17 @@ export function parseInformation(block: string): { title: string; text: string }
     docs.push({ title, text: (m[2] ?? '').trim() });
   }
   return docs;
+}
+
+/**
+ * Search-R1's own reading of a turn (`postprocess_predictions` in search_r1/llm_agent/generation.py):
+ * the first complete `<search>…</search>` or `<answer>…</answer>` pair (DOTALL), its content stripped
+ * as Python strips; an empty pair is a valid action, an unclosed tag is none. ragtrail's `parse` above
+ * also accepts a tag cut off at its stop string, because ragtrail's backends drop the stop string.
+ */
+export function parseSearchR1Turn(text: string): Action {
+  const m = /<(search|answer)>([\s\S]*?)<\/\1>/.exec(text);
+  if (!m) return { type: 'invalid', reason: 'no complete <search>…</search> or <answer>…</answer>' };
+  const content = pyStrip(m[2]!);
+  return m[1] === 'search' ? { type: 'search', query: content } : { type: 'answer', answer: content };
 }

@@ -9,7 +9,7 @@ import type { State } from '../env/env.js';
 import type { Question } from '../core/types.js';
 import { stableId } from '../core/hash.js';
 import { tagContent } from './protocol.js';
-import { parseInformation, searchR1 } from './search-r1.js';
+import { parseInformation, parseSearchR1Turn, searchR1 } from './search-r1.js';
 import { prorag } from './prorag.js';
 
 export interface TranscriptTurn {
@@ -25,9 +25,6 @@ export interface TranscriptTurn {
 export const SEARCH_R1_INVALID_NOTICE =
   '\nMy previous action is invalid. If I want to search, I should put the query between <search> and </search>. If I want to give the final answer, I should put the answer between <answer> and </answer>. Let me try again.\n';
 
-// Search-R1 cuts each generated turn at its first </search> (else </answer>) and reads the first
-// <search>…</search> or <answer>…</answer> pair of it (`postprocess_predictions`).
-const ACTION_PAIR = /<(search|answer)>([\s\S]*?)<\/\1>/;
 
 /** Splits model text at the environment's invalid-action notices: a notice counts only after a turn the environment could not act on. */
 function splitNotices(segment: string): string[] {
@@ -38,7 +35,8 @@ function splitNotices(segment: string): string[] {
     const at = segment.indexOf(SEARCH_R1_INVALID_NOTICE, from);
     if (at < 0) break;
     const before = segment.slice(start, at);
-    if (!ACTION_PAIR.test(before)) {
+    // Search-R1 notices only a turn it could not read as an action (`postprocess_predictions`).
+    if (parseSearchR1Turn(before).type === 'invalid') {
       out.push(before);
       start = at + SEARCH_R1_INVALID_NOTICE.length;
     }

@@ -84,16 +84,12 @@ export function answerScores(prediction: string, answers: string | readonly stri
   };
 }
 
-// Python's `set(string.punctuation)`: ASCII only.
-const PY_PUNCTUATION = new Set('!"#$%&\'()*+,-./:;<=>?@[\\]^_`{|}~');
-
 /**
  * Token F1 as ReasonRAG's labeller computes it (`preference_data_generatoin.py` `compute_f1_multiple_gt`):
  * lowercase, ASCII punctuation removed, whitespace collapsed — articles are kept, unlike SQuAD's
  * normalisation — with the yes/no/noanswer rule, maximised over gold answers.
  */
 export function f1KeepingArticles(prediction: string, answers: string | readonly string[]): number {
-  const norm = (s: string) => pySplit([...s.toLowerCase()].filter((ch) => !PY_PUNCTUATION.has(ch)).join('')).join(' ');
-  const p = norm(prediction);
-  return Math.max(...golds(answers).map((g) => f1Single(p, norm(g)).f1));
+  const p = normalizeAnswer(prediction, { keepArticles: true });
+  return Math.max(...golds(answers).map((g) => f1Single(p, normalizeAnswer(g, { keepArticles: true })).f1));
 }

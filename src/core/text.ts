@@ -6,6 +6,8 @@
 export interface NormalizeOptions {
   /** ARENA's variant also maps "_" to a space before normalising. */
   underscoreToSpace?: boolean;
+  /** Keep a/an/the (ReasonRAG's labeller normalises without removing articles). */
+  keepArticles?: boolean;
 }
 
 // Python's string.punctuation: ASCII only, so unicode punctuation (–, “, ’) survives, as in the reference.
@@ -33,7 +35,7 @@ export function normalizeAnswer(s: string, opts: NormalizeOptions = {}): string 
   let t = opts.underscoreToSpace ? s.replaceAll('_', ' ') : s;
   t = t.toLowerCase();
   t = t.replace(PUNCTUATION, '');
-  t = t.replace(ARTICLES, ' ');
+  if (!opts.keepArticles) t = t.replace(ARTICLES, ' ');
   return pySplit(t).join(' ');
 }
 

@@ -13,14 +13,9 @@
  * *last* `<search>` pair, is not followed — its agent loop cuts each turn at the first stop tag, so
  * a turn it sends holds one closing tag and both rules pick the same pair.
  */
-import type { Action } from '../core/trajectory.js';
 import type { RetrievedDoc } from '../core/trajectory.js';
 import { joinContents } from '../corpus/corpus.js';
-
-/** Python's `str.strip()` with no argument: the characters `str.isspace()` accepts (JavaScript's trim differs at U+001C–U+001F, U+0085 and U+FEFF). */
-const PY_SPACE = '[\\t\\n\\v\\f\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]';
-const PY_STRIP = new RegExp(`^${PY_SPACE}+|${PY_SPACE}+$`, 'g');
-export const pyStrip = (s: string): string => s.replace(PY_STRIP, '');
+import { pyStrip } from '../core/text.js';
 
 export function passagesToString(docs: readonly Pick<RetrievedDoc, 'passageId' | 'title' | 'text'>[]): string {
   let out = '';
@@ -36,14 +31,8 @@ export function informationBlock(docs: readonly Pick<RetrievedDoc, 'passageId' |
   return `\n\n<information>${pyStrip(passagesToString(docs))}</information>\n\n`;
 }
 
-const PREDICTION = /<(search|answer)>([\s\S]*?)<\/\1>/;
-
-export function parsePrediction(text: string): Action {
-  const m = PREDICTION.exec(text);
-  if (!m) return { type: 'invalid', reason: 'no complete <search>…</search> or <answer>…</answer>' };
-  const content = pyStrip(m[2]!);
-  return m[1] === 'search' ? { type: 'search', query: content } : { type: 'answer', answer: content };
-}
+/** `postprocess_predictions`: the turn reader lives with the protocol (agents/search-r1.ts). */
+export { parseSearchR1Turn as parsePrediction } from '../agents/search-r1.js';
 
 /** After a turn with neither tag pair (ragtrail's words, Search-R1's framing). */
 export const INVALID_FEEDBACK = '\nThat turn had no complete <search>…</search> or <answer>…</answer>. To look something up, put a query between <search> and </search>; to finish, put the answer between <answer> and </answer>.\n';

@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { informationBlock, parsePrediction, passagesToString, pyStrip } from '../../src/learn/search-r1-wire.js';
+import { pyStrip } from '../../src/core/text.js';
+import { informationBlock, parsePrediction, passagesToString } from '../../src/learn/search-r1-wire.js';
 import { data } from '../helpers.js';
 
 describe("Search-R1's observation text and action parsing", () => {
