@@ -5,7 +5,7 @@ import type { Policy } from '../agents/policy.js';
 import type { State } from './env.js';
 
 /** Builds the trajectory record of a finished (or abandoned) episode. */
-export function toTrajectory(state: State, policy: Policy, latencyMs: number, source = 'native'): Trajectory {
+export function toTrajectory(state: State, policy: Pick<Policy, 'protocol' | 'name'>, latencyMs: number, source = 'native'): Trajectory {
   const q = state.question;
   const steps = [...state.steps];
   const last = steps[steps.length - 1];

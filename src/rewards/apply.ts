@@ -3,8 +3,9 @@ import { writeFileSync } from 'node:fs';
 import { InputError } from '../core/errors.js';
 import { readJsonl, writeJsonl } from '../core/io.js';
 import type { Question } from '../core/types.js';
-import { AGENT_NAMES, type AgentName } from '../agents/protocol.js';
-import { episodeFromJson, episodeTrajectory, isAgentName } from './episode.js';
+import type { AgentName } from '../agents/protocol.js';
+import { getProtocol } from '../agents/registry.js';
+import { episodeFromJson, episodeTrajectory } from './episode.js';
 import type { Trajectory } from '../core/trajectory.js';
 import type { Embedder } from '../retrieval/embedders/embedder.js';
 import type { Judge } from './judge.js';
@@ -52,10 +53,7 @@ export function writeRewards(path: string, records: readonly RewardRecord[]): vo
 
 /** The protocol that reads episode texts for a scheme: `agent` if given, else the first term's own. */
 export function textProtocol(scheme: ComposedScheme, agent?: string): AgentName {
-  if (agent !== undefined) {
-    if (!isAgentName(agent)) throw new InputError(`--agent "${agent}" is not a protocol`, `use one of ${AGENT_NAMES.join(', ')}`);
-    return agent;
-  }
+  if (agent !== undefined) return getProtocol(agent).name;
   const own = scheme.terms.find((t) => t.scheme.protocol)?.scheme.protocol;
   if (!own) throw new InputError(`"${scheme.expression}" does not say how to read an answer from a text`, 'pass --agent NAME (the protocol the texts follow, e.g. --agent search-r1)');
   return own;

@@ -13,9 +13,8 @@ import type { Message, Step, Trajectory } from '../core/trajectory.js';
 import type { Question } from '../core/types.js';
 import { getProtocol } from '../agents/registry.js';
 import type { AgentName } from '../agents/protocol.js';
-import { AGENT_NAMES } from '../agents/protocol.js';
 import { proragSteps, searchR1Steps } from '../agents/transcript.js';
-import { answerScores } from '../core/metrics.js';
+import { toTrajectory } from '../env/trajectory.js';
 
 export interface EpisodeText {
   id: string;
@@ -63,10 +62,6 @@ export function episodeFromJson(value: unknown, loc: SourceLocation): EpisodeTex
   };
 }
 
-export function isAgentName(name: string): name is AgentName {
-  return (AGENT_NAMES as readonly string[]).includes(name);
-}
-
 /** An episode text read as a trajectory of `agent`'s protocol (what default-mode rewards score). */
 export function episodeTrajectory(ep: EpisodeText, agent: AgentName): Trajectory {
   const question: Question = { id: ep.id, question: ep.question, answers: ep.golden_answers };
@@ -79,24 +74,7 @@ export function episodeTrajectory(ep: EpisodeText, agent: AgentName): Trajectory
     const at = ep.response.lastIndexOf('<answer>');
     steps = [{ action: getProtocol(agent).parse(at < 0 ? ep.response : ep.response.slice(at), state), raw: ep.response }];
   } else steps = [{ action: getProtocol(agent).parse(ep.response, state), raw: ep.response }];
-  const answer = steps.find((s) => s.action.type === 'answer');
-  const t: Trajectory = {
-    id: ep.id,
-    question: ep.question,
-    answers: ep.golden_answers,
-    agent,
-    policy: 'text',
-    steps,
-    prediction: answer?.action.type === 'answer' ? answer.action.answer : '',
-    finished: answer !== undefined,
-    retrievalCount: steps.filter((s) => s.action.type === 'search').length,
-    formatFailures: steps.filter((s) => s.action.type === 'invalid').length,
-    usage: { promptTokens: 0, completionTokens: 0, requests: steps.length },
-    latencyMs: 0,
-    source: 'text',
-  };
-  t.metrics = answerScores(t.prediction, t.answers);
-  return t;
+  return toTrajectory({ ...state, steps, done: true }, { protocol: getProtocol(agent), name: 'text' }, 0, 'text');
 }
 
 /** Qwen's ChatML, the template the authors' Search-R1 runs decode prompts with. */
@@ -109,7 +87,7 @@ function chatml(messages: readonly Message[]): string {
  * insertions as the protocol renders them (prompt = the first messages in ChatML), otherwise the final
  * model text.
  */
-export function trajectoryEpisode(t: Trajectory, extra: { referenceCount?: number; goldReferenceIds?: number[] } = {}): EpisodeText {
+export function trajectoryEpisode(t: Trajectory, extra: { goldReferenceIds?: number[] } = {}): EpisodeText {
   const base = { id: t.id, question: t.question, golden_answers: t.answers, step: t.steps.length, gold_reference_ids: extra.goldReferenceIds };
   if ((t.agent === 'search-r1' || t.agent === 'prorag') && t.steps.length > 0) {
     const protocol = getProtocol(t.agent);
