@@ -7,7 +7,7 @@ import { readTrajectories } from '../eval/trajectories.js';
 import { createLLM, LLM_SPEC_HELP } from '../llm/create.js';
 import { createEmbedder, EMBEDDER_SPEC_HELP } from '../retrieval/embedders/embedder.js';
 import { InputError } from '../core/errors.js';
-import { applyRewards, scoreTexts, writeRewards } from '../rewards/apply.js';
+import { addToSums, applyRewards, scoreTexts, writeRewards } from '../rewards/apply.js';
 import { Judge } from '../rewards/judge.js';
 import { composeScheme, SCHEMES } from '../rewards/schemes.js';
 import { collect } from './options.js';
@@ -49,33 +49,35 @@ export function registerReward(program: Command): void {
     .action(async (run: string | undefined, opts: RewardOpts) => {
       const scheme = composeScheme(opts.scheme, opts.option);
       if ((run === undefined) === (opts.texts === undefined)) throw new InputError(run === undefined ? 'nothing to score' : 'give a run folder or --texts, not both', 'ragtrail reward RUN --scheme S, or ragtrail reward --texts FILE.jsonl --scheme S --out OUT.jsonl');
-      if (opts.texts !== undefined) {
-        if (!opts.out) throw new InputError('--texts needs --out', 'e.g. --out rewards.jsonl');
-        const judgeLlm = opts.judgeLlm ? await createLLM(opts.judgeLlm, { apiKey: opts.apiKey, cacheDir: opts.cacheDir }) : undefined;
-        const embedder = await createEmbedder(opts.embedder, { apiKey: opts.apiKey });
-        const { count, sums } = await scoreTexts(opts.texts, opts.out, scheme, { embedder, judge: judgeLlm ? new Judge(judgeLlm) : undefined, agent: opts.agent });
-        console.log(`${opts.scheme} over ${count} texts of ${opts.texts} → ${opts.out}`);
-        const n = count || 1;
-        console.log(formatTable(['', 'total', ...scheme.components], [['mean', fixed(sums['total']! / n), ...scheme.components.map((c) => fixed((sums[c] ?? 0) / n))]]));
-        return;
-      }
-      if (opts.agent) throw new InputError('--agent applies to --texts only', 'a run folder records its own protocol');
-      const trajectories = await readTrajectories(run!);
-      let questions: Map<string, Question> | undefined;
-      if (opts.dataset) {
-        questions = new Map();
-        for await (const q of loadDataset(opts.dataset)) questions.set(q.id, q);
-      }
+      if (opts.texts !== undefined && !opts.out) throw new InputError('--texts needs --out', 'e.g. --out rewards.jsonl');
+      if (opts.texts === undefined && opts.agent) throw new InputError('--agent applies to --texts only', 'a run folder records its own protocol');
       const judgeLlm = opts.judgeLlm ? await createLLM(opts.judgeLlm, { apiKey: opts.apiKey, cacheDir: opts.cacheDir }) : undefined;
-      const embedder = await createEmbedder(opts.embedder, { apiKey: opts.apiKey });
-      const records = await applyRewards(trajectories, scheme, { embedder, judge: judgeLlm ? new Judge(judgeLlm) : undefined, questions });
-      const dir = existsSync(run!) && statSync(run!).isDirectory() ? run! : join(run!, '..');
-      const out = opts.out ?? join(dir, `rewards.${opts.scheme.replace(/[^a-z0-9.-]+/gi, '_')}.jsonl`);
-      writeRewards(out, records);
-      const n = records.length || 1;
-      const meanOf = (f: (r: (typeof records)[number]) => number) => records.reduce((s, r) => s + f(r), 0) / n;
-      console.log(`${opts.scheme} over ${records.length} trajectories of ${run} → ${out}`);
-      console.log(formatTable(['', 'total', ...scheme.components], [['mean', fixed(meanOf((r) => r.total)), ...scheme.components.map((c) => fixed(meanOf((r) => r.components[c] ?? 0)))]]));
+      const common = { embedder: await createEmbedder(opts.embedder, { apiKey: opts.apiKey }), judge: judgeLlm ? new Judge(judgeLlm) : undefined };
+      // Means of the total and of each component, printed as one table row.
+      const printMeans = (count: number, sums: Record<string, number>) => {
+        const n = count || 1;
+        console.log(formatTable(['', 'total', ...scheme.components], [['mean', fixed((sums['total'] ?? 0) / n), ...scheme.components.map((c) => fixed((sums[c] ?? 0) / n))]]));
+      };
+      if (opts.texts !== undefined) {
+        const { count, sums } = await scoreTexts(opts.texts, opts.out!, scheme, { ...common, agent: opts.agent });
+        console.log(`${opts.scheme} over ${count} texts of ${opts.texts} → ${opts.out}`);
+        printMeans(count, sums);
+      } else {
+        const trajectories = await readTrajectories(run!);
+        let questions: Map<string, Question> | undefined;
+        if (opts.dataset) {
+          questions = new Map();
+          for await (const q of loadDataset(opts.dataset)) questions.set(q.id, q);
+        }
+        const records = await applyRewards(trajectories, scheme, { ...common, questions });
+        const dir = existsSync(run!) && statSync(run!).isDirectory() ? run! : join(run!, '..');
+        const out = opts.out ?? join(dir, `rewards.${opts.scheme.replace(/[^a-z0-9.-]+/gi, '_')}.jsonl`);
+        writeRewards(out, records);
+        const sums: Record<string, number> = {};
+        for (const r of records) addToSums(sums, r);
+        console.log(`${opts.scheme} over ${records.length} trajectories of ${run} → ${out}`);
+        printMeans(records.length, sums);
+      }
       if (judgeLlm) console.log(`judge: ${judgeLlm.totals.requests} requests (${judgeLlm.totals.cachedRequests} from cache)`);
     });
 }

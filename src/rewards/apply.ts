@@ -51,6 +51,12 @@ export function writeRewards(path: string, records: readonly RewardRecord[]): vo
   writeFileSync(path, records.map((r) => JSON.stringify(r)).join('\n') + (records.length ? '\n' : ''));
 }
 
+/** Adds a reward's total and components into running sums (for the printed means). */
+export function addToSums(sums: Record<string, number>, r: { total: number; components: Record<string, number> }): void {
+  sums['total'] = (sums['total'] ?? 0) + r.total;
+  for (const [k, v] of Object.entries(r.components)) sums[k] = (sums[k] ?? 0) + v;
+}
+
 /** The protocol that reads episode texts for a scheme: `agent` if given, else the first term's own. */
 export function textProtocol(scheme: ComposedScheme, agent?: string): AgentName {
   if (agent !== undefined) return getProtocol(agent).name;
@@ -72,8 +78,7 @@ export async function scoreTexts(file: string, out: string, scheme: ComposedSche
       const trajectory = episodeTrajectory(episode, agent);
       const ctx: RewardContext = { trajectory, episode, embedder: opts.embedder, judge: opts.judge };
       const r = await scheme.compute(ctx);
-      sums['total']! += r.total;
-      for (const [k, v] of Object.entries(r.components)) sums[k] = (sums[k] ?? 0) + v;
+      addToSums(sums, r);
       yield { id: episode.id, total: r.total, components: r.components };
     }
   }
