@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { AGENT_NAMES } from '../agents/protocol.js';
-import { DEMO_DEFAULTS, type DemoOptions, runDemo } from '../learn/demo.js';
+import { DEMO_DEFAULTS, type DemoOptions, runDemo } from '../pipelines/demo.js';
 import { LLM_SPEC_HELP } from '../llm/create.js';
 import { choiceArg, intArg } from './options.js';
 import { resultsTable } from './table.js';

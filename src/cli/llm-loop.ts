@@ -1,6 +1,6 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { QUESTION_TYPES, type QuestionMix } from '../corpus/world/index.js';
-import { LLM_LOOP_DEFAULTS, type LlmLoopOptions, runLlmLoop } from '../learn/llm-loop.js';
+import { LLM_LOOP_DEFAULTS, type LlmLoopOptions, runLlmLoop } from '../pipelines/llm-loop.js';
 import { intArg } from './options.js';
 import { resultsTable } from './table.js';
 

@@ -6,10 +6,11 @@ import { loadDataset } from '../corpus/dataset.js';
 import { AGENT_NAMES } from '../agents/protocol.js';
 import { getProtocol } from '../agents/registry.js';
 import { RagEnv } from '../env/env.js';
-import { DEFAULT_MAX_ACTION_CHARS, EnvService } from '../learn/env-service.js';
-import { createEnvServer } from '../learn/serve-env.js';
+import { DEFAULT_MAX_ACTION_CHARS, EnvService } from '../env/serve/env-service.js';
+import { createEnvServer } from '../env/serve/serve-env.js';
 import { createPrm, PRM_SPEC_HELP } from '../prm/select.js';
-import { createEmbedder } from '../retrieval/embedders/embedder.js';
+import { createEmbedder, EMBEDDER_SPEC_HELP } from '../retrieval/embedders/embedder.js';
+import { episodeScorer } from '../rewards/apply.js';
 import { openRetriever, type SearchMethod } from '../retrieval/index-dir.js';
 import { defaultWorkers, PooledRetriever } from '../retrieval/pool.js';
 import { composeScheme } from '../rewards/schemes.js';
@@ -24,6 +25,8 @@ export interface EnvOpts {
   reward?: string;
   option: string[];
   prm?: string;
+  /** Embedder of rewards that embed queries (LWS's search reward); a scheme's `embedder=` option wins. */
+  embedder?: string;
   maxTurns?: number;
   maxSearches?: number;
   topK?: number;
@@ -47,6 +50,7 @@ export function addEnvOptions(cmd: Command, defaults: { agent?: string; reward?:
     .option('--reward <expr>', `outcome reward scheme on the final step (see \`ragtrail reward --help\`)${defaults.reward ? '' : '; default: the algorithm\'s (em; lws: lws-stage1 then lws-stage2; prorag: prorag-outcome)'}`, defaults.reward)
     .option('--option <k=v>', 'reward scheme option (repeatable)', collect, [])
     .option('--prm <spec>', `process reward of every step: ${PRM_SPEC_HELP}`)
+    .option('--embedder <spec>', `embedder of rewards that embed queries (LWS search reward; default hash:512; a scheme's embedder= option wins): ${EMBEDDER_SPEC_HELP}`)
     .option('--max-turns <n>', "agent steps before the answer is forced (default: the protocol's)", intArg(1, 100))
     .option('--max-searches <n>', "searches allowed (default: the protocol's)", intArg(0, 100))
     .option('--top-k <n>', "documents per search (default: the protocol's)", intArg(1, 100))
@@ -100,7 +104,7 @@ export async function envServiceFrom(opts: EnvOpts): Promise<EnvService & { sele
   const env = new RagEnv({ retriever, topK: opts.topK ?? d.topK, maxTurns: opts.maxTurns ?? d.maxTurns, maxSearches: opts.maxSearches ?? d.maxSearches });
   const prm = opts.prm ? await createPrm(opts.prm, { apiKey: opts.apiKey }) : undefined;
   const service = new EnvService({
-    env, protocol, questions, outcome: composeScheme(opts.reward ?? 'em', opts.option), prm, embedder: await createEmbedder('hash:512'), trajectoriesPath: opts.trajectories,
+    env, protocol, questions, outcome: episodeScorer(composeScheme(opts.reward ?? 'em', opts.option), { embedder: await createEmbedder(opts.embedder ?? 'hash:512', { apiKey: opts.apiKey }) }), prm, trajectoriesPath: opts.trajectories,
     maxActionChars: opts.maxActionChars, idleMs: opts.sessionIdleS !== undefined ? opts.sessionIdleS * 1000 : undefined,
   });
   return Object.assign(service, { selection: note });

@@ -10,13 +10,13 @@ import { readTrees } from '../process/tree.js';
 import type { ValueLabel } from '../process/values.js';
 import { GymPolicy } from '../learn/gym/policy.js';
 import { GYM_ALGOS, type GymAlgo, type LogEntry, type RlAlgo, trainDpo, trainRl, trainSft } from '../learn/gym/train.js';
-import { createEnvServer } from '../learn/serve-env.js';
+import { createEnvServer } from '../env/serve/serve-env.js';
 import { ensureVenv, runTrl, type TrlAlgo, type TrlConfig, trlCommand, writeTrlConfig } from '../learn/trl.js';
 import { createPrm } from '../prm/select.js';
 import { choiceArg, collect, intArg, numberArg } from './options.js';
 import { listen } from '../core/http-server.js';
 import { addEnvOptions, type EnvOpts, envServiceFrom } from './serve-env.js';
-import { createEmbedder, EMBEDDER_SPEC_HELP } from '../retrieval/embedders/embedder.js';
+import { createEmbedder } from '../retrieval/embedders/embedder.js';
 
 const ALGOS = [...GYM_ALGOS, 'prm'] as const;
 type Algo = (typeof ALGOS)[number];
@@ -45,7 +45,6 @@ interface TrainOpts extends Omit<EnvOpts, 'agent'> {
   epsLow?: number;
   epsHigh?: number;
   stageSwitch?: number;
-  embedder?: string;
   stepForm?: 'code' | 'spec';
   lambdaF?: number;
   // TRL
@@ -258,7 +257,6 @@ export function registerTrain(program: Command): void {
     .option('--stage-switch <x>', 'gym lws: share of the batches after which the stage-2 reward replaces stage 1 (LWS: 0.5)', numberArg(0, 1))
     .option('--step-form <f>', "gym prorag: step reward sigmoid(PRM) + (+1 / −2) for the schema (code, ProRAG's) or PRM + λ_f·1[schema] (spec)", choiceArg(['code', 'spec'] as const))
     .option('--lambda-f <x>', 'gym prorag, spec form: weight λ_f of the step-format term', numberArg(0, 100))
-    .option('--embedder <spec>', `gym RL: embedder of rewards that embed queries (LWS search reward; default hash:512): ${EMBEDDER_SPEC_HELP}`)
     .option('--out <dir>', 'trl: output folder (model, trl-config.json, log_history.jsonl, summary.json)')
     .option('--model <m>', 'trl: "tiny" (random model built from a config, for smoke runs), a checkpoint folder or a hub id', 'tiny')
     .option('--lora', 'trl: train LoRA adapters (PEFT) instead of all weights', false)

@@ -25,6 +25,17 @@ export interface ApplyOptions {
   questions?: ReadonlyMap<string, Question>;
 }
 
+/**
+ * A scheme as the environment server's outcome scorer (env/serve/env-service.ts `EpisodeScorer`):
+ * the scheme's total and components for a finished trajectory.
+ */
+export function episodeScorer(scheme: ComposedScheme, opts: ApplyOptions = {}): (t: Trajectory) => Promise<Omit<RewardRecord, 'id'>> {
+  return async (t) => {
+    const r = await scheme.compute(contextFor(t, opts));
+    return { total: r.total, components: r.components };
+  };
+}
+
 export function contextFor(t: Trajectory, opts: ApplyOptions): RewardContext {
   const q = opts.questions?.get(t.id);
   const meta = t.meta ?? {};

@@ -3,7 +3,7 @@
  *
  *   world → BM25 index → oracle and sim demonstrations in the search-r1 protocol → SFT data
  *   → a tiny transformer (tokenizer learned on the world, random init), warmed up on copy and then
- *   quote examples (learn/warmup.ts: the stand-in for pretraining), then trained with TRL's SFTTrainer
+ *   quote examples (pipelines/warmup.ts: the stand-in for pretraining), then trained with TRL's SFTTrainer
  *   (plus the same warmed-up model trained on question → answer pairs only: the no-retrieval baseline)
  *   → served by `transformers serve` → evaluated by `ragtrail`'s own agent loop over HTTP
  *   → MCTS + SPRE annotation with the served SFT model (sampling) → step preference pairs
@@ -39,15 +39,15 @@ import { prmInputText } from '../prm/remote.js';
 import { annotate } from '../process/annotate.js';
 import { directAnswerExample, trajectorySftExample } from '../process/export.js';
 import { UCT_DEFAULTS } from '../process/mcts.js';
+import { episodeScorer } from '../rewards/apply.js';
 import { composeScheme } from '../rewards/schemes.js';
-import { createEmbedder } from '../retrieval/embedders/embedder.js';
 import { buildIndex, openRetriever } from '../retrieval/index-dir.js';
 import { readJsonlValues, writeJsonl } from '../core/io.js';
-import { EnvService } from './env-service.js';
-import { type PythonService, serveModel, servePrm } from './python-service.js';
-import { createEnvServer } from './serve-env.js';
+import { EnvService } from '../env/serve/env-service.js';
+import { type PythonService, serveModel, servePrm } from '../learn/python-service.js';
+import { createEnvServer } from '../env/serve/serve-env.js';
 import { copyExample, quoteExamples } from './warmup.js';
-import { ensureVenv, runTrl, type TrlConfig, writeTrlConfig } from './trl.js';
+import { ensureVenv, runTrl, type TrlConfig, writeTrlConfig } from '../learn/trl.js';
 
 export interface LlmLoopOptions {
   out: string;
@@ -66,9 +66,9 @@ export interface LlmLoopOptions {
   testQuestions?: number;
   /** The tiny transformer. */
   model: { hidden: number; layers: number; heads: number; vocab: number };
-  /** Epochs over the copy warm-up (each passage, then the same passage again; see learn/warmup.ts) before SFT. */
+  /** Epochs over the copy warm-up (each passage, then the same passage again; see pipelines/warmup.ts) before SFT. */
   warmupEpochs: number;
-  /** Epochs over the quote warm-up (search results, then each sentence quoted in random order; see learn/warmup.ts) after the copy warm-up; 0 skips it. */
+  /** Epochs over the quote warm-up (search results, then each sentence quoted in random order; see pipelines/warmup.ts) after the copy warm-up; 0 skips it. */
   quoteEpochs: number;
   sftEpochs: number;
   /** Epochs of the no-retrieval baseline over the training questions' question → answer pairs (short: 800 steps reach loss 0.1). */
@@ -285,7 +285,7 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
     const grpoData = p('data', 'grpo.jsonl');
     const initial = (q: Question): State => ({ question: q, steps: [], done: false, mustAnswer: false, turnsLeft: o.maxTurns, searchesLeft: o.maxTurns });
     await writeJsonl(grpoData, budgetQs.map((q) => ({ prompt: protocol.render(initial(q)), question_id: q.id })));
-    const service = new EnvService({ env, protocol, questions: budgetQs, outcome: composeScheme('em', []), embedder: await createEmbedder('hash:512'), trajectoriesPath: p('models', 'grpo-episodes.jsonl') });
+    const service = new EnvService({ env, protocol, questions: budgetQs, outcome: episodeScorer(composeScheme('em', [])), trajectoriesPath: p('models', 'grpo-episodes.jsonl') });
     const token = randomBytes(12).toString('hex');
     const server = createEnvServer(service, { token });
     const port = await listen(server, 0, '127.0.0.1');

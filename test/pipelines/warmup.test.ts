@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { copyExample, quoteExamples } from '../../src/learn/warmup.js';
+import { copyExample, quoteExamples } from '../../src/pipelines/warmup.js';
 
 describe('copy warm-up examples', () => {
   it('shows a passage as the agent protocols show a retrieved document, and has the assistant repeat it', () => {

@@ -27,11 +27,11 @@ import { UCT_DEFAULTS } from '../process/mcts.js';
 import { buildIndex, openRetriever } from '../retrieval/index-dir.js';
 import { InputError } from '../core/errors.js';
 import { writeJsonl } from '../core/io.js';
-import { preferencePairs } from './gym/data.js';
+import { preferencePairs } from '../learn/gym/data.js';
 import { readTrees } from '../process/tree.js';
-import { GymPolicy } from './gym/policy.js';
-import { type LogEntry, trainDpo, trainRl } from './gym/train.js';
-import { defaultVenv, type TrlConfig, trlCommand, writeTrlConfig } from './trl.js';
+import { GymPolicy } from '../learn/gym/policy.js';
+import { type LogEntry, trainDpo, trainRl } from '../learn/gym/train.js';
+import { defaultVenv, type TrlConfig, trlCommand, writeTrlConfig } from '../learn/trl.js';
 
 export interface DemoOptions {
   out: string;

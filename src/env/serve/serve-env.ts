@@ -25,7 +25,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { AUTH_HELP, authorise, HttpError, parseJsonObject, readBody, sendJson, yieldToLoop } from '../core/http-server.js';
+import { AUTH_HELP, authorise, HttpError, parseJsonObject, readBody, sendJson, yieldToLoop } from '../../core/http-server.js';
 import { ENV_SCHEMA, type EnvService, FORCED_NOTE, type StepPayload } from './env-service.js';
 import { INVALID_FEEDBACK, informationBlock, parsePrediction } from './search-r1-wire.js';
 

@@ -13,9 +13,9 @@
  * *last* `<search>` pair, is not followed — its agent loop cuts each turn at the first stop tag, so
  * a turn it sends holds one closing tag and both rules pick the same pair.
  */
-import type { RetrievedDoc } from '../core/trajectory.js';
-import { joinContents } from '../corpus/corpus.js';
-import { pyStrip } from '../core/text.js';
+import type { RetrievedDoc } from '../../core/trajectory.js';
+import { joinContents } from '../../corpus/corpus.js';
+import { pyStrip } from '../../core/text.js';
 
 export function passagesToString(docs: readonly Pick<RetrievedDoc, 'passageId' | 'title' | 'text'>[]): string {
   let out = '';
@@ -32,7 +32,7 @@ export function informationBlock(docs: readonly Pick<RetrievedDoc, 'passageId' |
 }
 
 /** `postprocess_predictions`: the turn reader lives with the protocol (agents/search-r1.ts). */
-export { parseSearchR1Turn as parsePrediction } from '../agents/search-r1.js';
+export { parseSearchR1Turn as parsePrediction } from '../../agents/search-r1.js';
 
 /** After a turn with neither tag pair (ragtrail's words, Search-R1's framing). */
 export const INVALID_FEEDBACK = '\nThat turn had no complete <search>…</search> or <answer>…</answer>. To look something up, put a query between <search> and </search>; to finish, put the answer between <answer> and </answer>.\n';

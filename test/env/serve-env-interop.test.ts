@@ -19,11 +19,12 @@ import { generateWorld, writeWorld } from '../../src/corpus/world/index.js';
 import { getProtocol } from '../../src/agents/registry.js';
 import { selectQuestions } from '../../src/cli/serve-env.js';
 import { RagEnv } from '../../src/env/env.js';
-import { EnvService } from '../../src/learn/env-service.js';
-import { createEnvServer, type EnvServer, type EnvServerOptions } from '../../src/learn/serve-env.js';
+import { EnvService } from '../../src/env/serve/env-service.js';
+import { createEnvServer, type EnvServer, type EnvServerOptions } from '../../src/env/serve/serve-env.js';
 import { buildIndex, openRetriever } from '../../src/retrieval/index-dir.js';
 import { createRetrievalServer } from '../../src/retrieval/server.js';
 import type { Retriever } from '../../src/retrieval/types.js';
+import { episodeScorer } from '../../src/rewards/apply.js';
 import { composeScheme } from '../../src/rewards/schemes.js';
 import { data, tempDir } from '../helpers.js';
 
@@ -39,7 +40,7 @@ describe('serve-env, driven as OpenEnv, verl-tool and Search-R1 drive it', () =>
 
   const start = async (opts: EnvServerOptions = {}, protocol = 'search-r1') => {
     const env = new RagEnv({ retriever, topK: TOPK, maxTurns: 4, maxSearches: 3 });
-    const service = new EnvService({ env, protocol: getProtocol(protocol), questions, outcome: composeScheme('em') });
+    const service = new EnvService({ env, protocol: getProtocol(protocol), questions, outcome: episodeScorer(composeScheme('em')) });
     const server = createEnvServer(service, { token: TOKEN, onRequest: (i) => logged.push(`${i.method} ${i.path}`), ...opts });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     servers.push(server);
@@ -310,7 +311,7 @@ describe('serve-env, driven as OpenEnv, verl-tool and Search-R1 drive it', () =>
 
   it('closes idle sessions on a timer, without waiting for the next reset', async () => {
     const env = new RagEnv({ retriever, topK: TOPK, maxTurns: 4 });
-    const service = new EnvService({ env, protocol: getProtocol('search-r1'), questions, outcome: composeScheme('em'), idleMs: 40 });
+    const service = new EnvService({ env, protocol: getProtocol('search-r1'), questions, outcome: episodeScorer(composeScheme('em')), idleMs: 40 });
     try {
       service.reset({ episode_id: 'idle-1' });
       assert.equal(service.has('idle-1'), true);

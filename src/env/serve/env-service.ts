@@ -21,29 +21,35 @@
  */
 import { randomUUID } from 'node:crypto';
 import { appendFileSync } from 'node:fs';
-import { HttpError } from '../core/http-server.js';
-import { Rng } from '../core/rng.js';
-import type { Question } from '../core/types.js';
-import type { Action, Message } from '../core/trajectory.js';
-import { formatDocs } from '../agents/protocol.js';
-import type { Protocol } from '../agents/protocol.js';
-import type { RagEnv, State } from '../env/env.js';
-import { toTrajectory } from '../env/trajectory.js';
-import type { PRM } from '../prm/types.js';
-import { contextFor } from '../rewards/apply.js';
-import type { ComposedScheme } from '../rewards/schemes.js';
-import type { Embedder } from '../retrieval/embedders/embedder.js';
-import type { Policy } from '../agents/policy.js';
+import { HttpError } from '../../core/http-server.js';
+import { Rng } from '../../core/rng.js';
+import type { Question } from '../../core/types.js';
+import type { Action, Message, Trajectory } from '../../core/trajectory.js';
+import { formatDocs } from '../../agents/protocol.js';
+import type { Protocol } from '../../agents/protocol.js';
+import type { RagEnv, State } from '../env.js';
+import { toTrajectory } from '../trajectory.js';
+import type { Policy } from '../../agents/policy.js';
+
+/**
+ * The outcome reward of a finished episode. The environment does not know reward schemes (they live
+ * downstream, in rewards/): `episodeScorer` in rewards/apply.ts makes one from a scheme.
+ */
+export type EpisodeScorer = (trajectory: Trajectory) => Promise<{ total: number; components: Record<string, number> }>;
+
+/** The process reward of a step: any PRM (prm/types.ts) has this shape. */
+export interface StepScorer {
+  score(state: State, candidates: readonly { action: Action; raw: string }[]): Promise<number[]>;
+}
 
 export interface EnvServiceOptions {
   env: RagEnv;
   protocol: Protocol;
   questions: readonly Question[];
   /** Outcome reward on the final step. */
-  outcome: ComposedScheme;
+  outcome: EpisodeScorer;
   /** Process reward of each step (absent: 0). */
-  prm?: PRM;
-  embedder?: Embedder;
+  prm?: StepScorer;
   /** Open sessions at most (default 4096); the least recently used idle one is closed beyond it. */
   maxSessions?: number;
   /** Sessions idle longer than this are closed (default 30 min). */
@@ -316,7 +322,7 @@ export class EnvService {
     let reward = stepReward;
     if (done) {
       const trajectory = toTrajectory(state, this.policy, performance.now() - s.t0, 'serve-env');
-      const r = await this.opts.outcome.compute({ ...contextFor(trajectory, {}), embedder: this.opts.embedder });
+      const r = await this.opts.outcome(trajectory);
       reward = r.total;
       s.outcome = r.total;
       Object.assign(metadata, { outcome_reward: r.total, components: r.components, prediction: trajectory.prediction, em: trajectory.metrics?.em ?? 0, f1: trajectory.metrics?.f1 ?? 0, retrieval_count: trajectory.retrievalCount });

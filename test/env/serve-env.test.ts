@@ -10,10 +10,11 @@ import { loadDatasetAll } from '../../src/corpus/dataset.js';
 import { generateWorld, writeWorld } from '../../src/corpus/world/index.js';
 import { getProtocol } from '../../src/agents/registry.js';
 import { RagEnv } from '../../src/env/env.js';
-import { EnvService } from '../../src/learn/env-service.js';
-import { createEnvServer } from '../../src/learn/serve-env.js';
+import { EnvService } from '../../src/env/serve/env-service.js';
+import { createEnvServer } from '../../src/env/serve/serve-env.js';
 import type { PRM } from '../../src/prm/types.js';
 import { buildIndex, openRetriever } from '../../src/retrieval/index-dir.js';
+import { episodeScorer } from '../../src/rewards/apply.js';
 import { composeScheme } from '../../src/rewards/schemes.js';
 import { tempDir } from '../helpers.js';
 
@@ -43,7 +44,7 @@ describe('serve-env', () => {
     questions = (await loadDatasetAll(join(tmp.dir, 'world', 'questions.jsonl'))).questions;
     const protocol = getProtocol('search-r1');
     const env = new RagEnv({ retriever, topK: 3, maxTurns: 4, maxSearches: 3 });
-    const service = new EnvService({ env, protocol, questions, outcome: composeScheme('em'), prm: stubPrm });
+    const service = new EnvService({ env, protocol, questions, outcome: episodeScorer(composeScheme('em')), prm: stubPrm });
     server = createEnvServer(service, { token: TOKEN });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
