@@ -12,6 +12,7 @@ import { registerLlmLoop } from './llm-loop.js';
 import { registerEval } from './eval.js';
 import { registerImport } from './import.js';
 import { registerIndex } from './index-cmd.js';
+import { registerPipeline } from './pipeline.js';
 import { registerPrm } from './prm.js';
 import { registerReward } from './reward.js';
 import { registerRun } from './run.js';
@@ -31,6 +32,7 @@ export function buildProgram(): Command {
     .configureOutput({ outputError: (str, write) => write(`ragtrail: ${str.replace(/^error: /, '').trim()}\n`) });
   registerDemo(program);
   registerLlmLoop(program);
+  registerPipeline(program);
   registerWorld(program);
   registerCorpus(program);
   registerScore(program);

@@ -1,0 +1,64 @@
+import type { Command } from 'commander';
+import { InputError } from '../core/errors.js';
+import { runPipeline } from '../pipelines/pipeline.js';
+import { loadRecipe, RECIPE_NAMES } from '../pipelines/recipe.js';
+import { AGENT_NAMES } from '../agents/protocol.js';
+import { LLM_SPEC_HELP } from '../llm/create.js';
+import { choiceArg, intArg } from './options.js';
+
+interface PipelineOpts {
+  recipe: string;
+  out?: string;
+  seeds?: string;
+  entities?: number;
+  trainQuestions?: number;
+  testQuestions?: number;
+  agent?: string;
+  llm?: string;
+  apiKey?: string;
+  trlModel?: string;
+  venv?: string;
+  trlMaxSteps?: number;
+}
+
+function seedList(v: string): number[] {
+  const seeds = v.split(',').map((x) => x.trim());
+  if (seeds.some((x) => !/^\d+$/.test(x))) throw new InputError(`--seeds "${v}" is not a list of seeds`, 'e.g. --seeds 0,1,2');
+  return seeds.map(Number);
+}
+
+export function registerPipeline(program: Command): void {
+  program
+    .command('pipeline')
+    .description(`run a paper's whole pipeline as its recipe: world and index, every stage in the paper's order, the evaluation, and the paper's claim tested over seeds (${RECIPE_NAMES.join(', ')}, or a YAML file)`)
+    .requiredOption('--recipe <name|file>', `a recipe: ${RECIPE_NAMES.join(', ')} (recipes/NAME.yaml), or the path of your own YAML file`)
+    .option('--out <dir>', 'output folder (default: pipeline-NAME); a rerun keeps every finished stage')
+    .option('--seeds <list>', "seeds to run, e.g. 0,1,2 (default: the recipe's)")
+    .option('--entities <n>', "entities of the synthetic world (default: the recipe's)", intArg(200, 10_000_000))
+    .option('--train-questions <n>', "training questions (default: the recipe's)", intArg(1))
+    .option('--test-questions <n>', "held-out test questions evaluated (default: the recipe's, else the whole test split)", intArg(1))
+    .option('--agent <name>', `the protocol (default: the recipe's); with --llm, the one your model speaks: ${AGENT_NAMES.join(', ')}`, choiceArg(AGENT_NAMES))
+    .option('--llm <spec>', `the policy is this served model; training stages go to TRL (configs written and printed, run here when --trl-model is a local folder): ${LLM_SPEC_HELP}`)
+    .option('--api-key <key>', 'API key for --llm (default: $OPENAI_API_KEY)')
+    .option('--trl-model <path|id>', "--llm: the weights TRL trains from (default: the recipe's paper model; a local checkpoint folder runs TRL here)")
+    .option('--venv <dir>', '--llm: the TRL Python environment (default $RAGTRAIL_VENV or ~/.cache/ragtrail/trl-venv)')
+    .option('--trl-max-steps <n>', '--llm with a local --trl-model: optimiser steps of each TRL run made here', intArg(1), 8)
+    .action(async (opts: PipelineOpts) => {
+      const loaded = loadRecipe(opts.recipe);
+      const { path } = loaded;
+      const recipe = opts.agent ? { ...loaded.recipe, agent: opts.agent as typeof loaded.recipe.agent } : loaded.recipe;
+      if (!opts.llm && (opts.trlModel || opts.venv)) throw new InputError('--trl-model and --venv belong to --llm runs', 'add --llm SPEC (the served model), or drop them for the offline gym run');
+      const r = await runPipeline({
+        recipe, recipePath: path, out: opts.out ?? `pipeline-${recipe.name}`,
+        ...(opts.seeds !== undefined && { seeds: seedList(opts.seeds) }),
+        ...(opts.entities !== undefined && { entities: opts.entities }),
+        ...(opts.trainQuestions !== undefined && { trainQuestions: opts.trainQuestions }),
+        ...(opts.testQuestions !== undefined && { testQuestions: opts.testQuestions }),
+        ...(opts.llm && { llm: { llm: opts.llm, llmOptions: { apiKey: opts.apiKey }, trlModel: opts.trlModel, venv: opts.venv, maxSteps: opts.trlMaxSteps } }),
+      });
+      console.log('');
+      for (const c of r.claims) console.log(`${c.holds ? 'holds' : 'does not hold'}: ${c.claim} — ${c.metric} Δ ${c.delta.toFixed(3)} [${c.ci[0].toFixed(3)}, ${c.ci[1].toFixed(3)}], p ${c.p.toFixed(3)}, n ${c.n}`);
+      if (!opts.llm) console.log(`note: the policies are the gym policy, a small non-LLM model over generated candidate actions; the claims are tested on the synthetic world, not with a language model`);
+      console.log(`done in ${r.seconds.toFixed(0)} s; results: ${opts.out ?? `pipeline-${recipe.name}`}/results.json, results.md, report.html`);
+    });
+}

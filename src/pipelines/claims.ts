@@ -1,0 +1,64 @@
+/**
+ * A paper's claim tested on a recipe's runs: the treatment and control systems' per-question values
+ * of one metric, paired by (seed, question) and pooled over the seeds.
+ *
+ * delta = mean(treatment − control); ci = the paired bootstrap's 95% interval; p = the two-sided
+ * paired t-test over the pooled pairs. Pooling treats each (seed, question) pair as one observation:
+ * each seed is a separate world and separate training runs, so the seeds add both question and
+ * training-run variation; the per-seed deltas are reported beside it so that a claim carried by one
+ * seed is visible. A claim holds when:
+ *   higher     delta > 0 and p < alpha
+ *   lower      delta < 0 and p < alpha
+ *   not-lower  ci[0] > −margin (non-inferiority at the margin)
+ */
+import { pairedBootstrap, pairedTTest } from '../eval/stats.js';
+import type { ClaimMetric, RecipeClaim } from './recipe.js';
+
+export interface ClaimRow {
+  paper: string;
+  claim: string;
+  metric: ClaimMetric;
+  treatment: string;
+  control: string;
+  expect: RecipeClaim['expect'];
+  /** Means over the pooled pairs. */
+  treatmentMean: number;
+  controlMean: number;
+  delta: number;
+  ci: [number, number];
+  p: number;
+  n: number;
+  seeds: { seed: number; n: number; delta: number }[];
+  holds: boolean;
+}
+
+/** Per-question values of one system in one seed, keyed by question id. */
+export type Values = ReadonlyMap<string, number>;
+
+export function testClaim(paper: string, claim: RecipeClaim, perSeed: readonly { seed: number; treatment: Values; control: Values }[], alpha = 0.05, bootSeed = 0): ClaimRow {
+  const a: number[] = [];
+  const b: number[] = [];
+  const seeds: ClaimRow['seeds'] = [];
+  for (const s of perSeed) {
+    const ids = [...s.treatment.keys()].filter((id) => s.control.has(id)).sort();
+    let sum = 0;
+    for (const id of ids) {
+      a.push(s.treatment.get(id)!);
+      b.push(s.control.get(id)!);
+      sum += s.treatment.get(id)! - s.control.get(id)!;
+    }
+    seeds.push({ seed: s.seed, n: ids.length, delta: ids.length ? sum / ids.length : NaN });
+  }
+  const mean = (xs: number[]) => xs.reduce((x, y) => x + y, 0) / Math.max(1, xs.length);
+  const t = pairedTTest(a, b);
+  const boot = pairedBootstrap(a, b, { seed: bootSeed });
+  const delta = t.meanDiff;
+  const p = Number.isFinite(t.p) ? t.p : 1;
+  const holds = claim.expect === 'higher' ? delta > 0 && p < alpha : claim.expect === 'lower' ? delta < 0 && p < alpha : boot.low > -claim.margin;
+  return { paper, claim: claim.claim, metric: claim.metric, treatment: claim.treatment, control: claim.control, expect: claim.expect, treatmentMean: mean(a), controlMean: mean(b), delta, ci: [boot.low, boot.high], p, n: a.length, seeds, holds };
+}
+
+export function claimLine(c: ClaimRow): string {
+  const f = (x: number) => (x >= 0 ? '+' : '') + x.toFixed(3);
+  return `${c.holds ? 'HOLDS' : 'does not hold'} — ${c.claim}: ${c.metric} ${c.treatment} ${c.treatmentMean.toFixed(3)} vs ${c.control} ${c.controlMean.toFixed(3)}, Δ ${f(c.delta)} [${f(c.ci[0])}, ${f(c.ci[1])}], p ${c.p < 0.001 ? '< .001' : c.p.toFixed(3)}, n ${c.n} (per seed: ${c.seeds.map((s) => f(s.delta)).join(', ')})`;
+}

@@ -1,0 +1,202 @@
+/**
+ * `ragtrail pipeline --llm SPEC`: a recipe with a served language model as the policy. Annotation and
+ * the PRM run here with the model; every training stage goes to TRL through a config file
+ * (learn/trl.ts) whose command is printed. The configs start from `--trl-model` (default: the recipe's
+ * paper model). When that is a local checkpoint folder (e.g. the LLM loop's tiny model) the commands
+ * run here for real, each checkpoint is served with `transformers serve` when a later stage or the
+ * evaluation needs its policy, and GRPO-style stages get ragtrail's environment server in-process.
+ * Otherwise (a hub id such as Qwen/Qwen2.5-7B-Instruct: a GPU job) the configs are written and
+ * printed, and stages that need the trained policy are skipped with a note.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { LlmPolicy } from '../agents/policy.js';
+import { RagtrailError } from '../core/errors.js';
+import { listen } from '../core/http-server.js';
+import { writeJsonl } from '../core/io.js';
+import type { State } from '../env/env.js';
+import { EnvService } from '../env/serve/env-service.js';
+import { createEnvServer } from '../env/serve/serve-env.js';
+import { rlDefaults, type RlAlgo } from '../learn/gym/train.js';
+import { type PythonService, serveModel } from '../learn/python-service.js';
+import { defaultVenv, ensureVenv, runTrl, type TrlConfig, trlCommand, writeTrlConfig } from '../learn/trl.js';
+import { createLLM, type LLMOptions } from '../llm/create.js';
+import type { MeteredLLM } from '../llm/middleware.js';
+import { TrainedPRM } from '../prm/trained.js';
+import { episodeScorer } from '../rewards/apply.js';
+import { composeScheme } from '../rewards/schemes.js';
+import type { Stage } from './recipe.js';
+import { annotateStage, demonstrate, prmStage, type Seed, stageQuestions } from './stages.js';
+
+export interface LlmEngineOptions {
+  /** The served policy (an LLM spec: openai:URL#MODEL, llama:PATH). */
+  llm: string;
+  llmOptions?: LLMOptions;
+  /** The weights TRL trains from (default: the recipe's `trl.model`). A local folder runs TRL here. */
+  trlModel?: string;
+  /** The TRL virtual environment (default $RAGTRAIL_VENV or ~/.cache/ragtrail/trl-venv). */
+  venv?: string;
+  /** Optimiser steps of each TRL run made here (default 8: a smoke-sized run of the tiny model). */
+  maxSteps?: number;
+  out: string;
+  log: (line: string) => void;
+}
+
+/** A trained stage's checkpoint: its folder, and whether TRL ran (false: config written only). */
+interface Checkpoint {
+  dir: string;
+  ran: boolean;
+}
+
+export class LlmEngine {
+  private base?: MeteredLLM;
+  private python?: string;
+  private readonly served = new Map<string, PythonService & { spec: string }>();
+
+  constructor(private readonly o: LlmEngineOptions) {}
+
+  /** What the stage keys depend on. */
+  key(): Record<string, unknown> {
+    return { engine: 'trl', llm: this.o.llm, trlModel: this.o.trlModel ?? null, maxSteps: this.o.maxSteps ?? 8 };
+  }
+
+  private trlModel(ctx: Seed): string {
+    const m = this.o.trlModel ?? ctx.recipe.trl?.model;
+    if (!m) throw new RagtrailError(`recipe ${ctx.recipe.name} names no model for TRL (trl.model)`, 'pass --trl-model PATH|HUB_ID');
+    return m;
+  }
+
+  /** TRL runs here only from a local checkpoint folder; a hub model id means a GPU job elsewhere. */
+  private runsHere(ctx: Seed): boolean {
+    const m = this.trlModel(ctx);
+    return existsSync(m) && statSync(m).isDirectory();
+  }
+
+  private pythonPath(): string {
+    this.python ??= ensureVenv({ venv: this.o.venv, log: this.o.log });
+    return this.python;
+  }
+
+  private checkpoint(ctx: Seed, id: string): Checkpoint | undefined {
+    if (id === 'base') return { dir: this.trlModel(ctx), ran: this.runsHere(ctx) };
+    const dir = join(ctx.dir, id, 'model');
+    if (existsSync(join(dir, 'summary.json'))) return { dir, ran: true };
+    return existsSync(join(ctx.dir, id, 'trl-config.json')) ? { dir, ran: false } : undefined;
+  }
+
+  private async baseLlm(): Promise<MeteredLLM> {
+    this.base ??= await createLLM(this.o.llm, { cacheDir: join(this.o.out, '.cache'), ...this.o.llmOptions });
+    return this.base;
+  }
+
+  /** A policy's LLM spec: the served model for base, a served checkpoint for a trained stage. */
+  private async policySpec(ctx: Seed, id: string): Promise<string | undefined> {
+    if (id === 'base') return this.o.llm;
+    const ck = this.checkpoint(ctx, id);
+    if (!ck?.ran) return undefined;
+    let svc = this.served.get(ck.dir);
+    if (!svc) {
+      this.o.log(`  serving ${ck.dir} with transformers serve`);
+      svc = await serveModel(this.pythonPath(), ck.dir, join(ctx.dir, id, 'serve.log'));
+      this.served.set(ck.dir, svc);
+    }
+    return svc.spec;
+  }
+
+  /** The evaluation's policy of a system, or undefined when its checkpoint was not trained here. */
+  async systemPolicy(ctx: Seed, id: string): Promise<{ llm: string; resumeKey?: string } | undefined> {
+    const spec = await this.policySpec(ctx, id);
+    // A served checkpoint's URL changes between invocations: the checkpoint folder identifies the run.
+    return spec === undefined ? undefined : id === 'base' ? { llm: spec } : { llm: spec, resumeKey: this.checkpoint(ctx, id)!.dir };
+  }
+
+  async runStage(ctx: Seed, stage: Stage, dir: string): Promise<Record<string, unknown>> {
+    switch (stage.kind) {
+      case 'demonstrate':
+        return demonstrate(ctx, stage, dir);
+      case 'annotate': {
+        const spec = await this.policySpec(ctx, stage.policy);
+        if (!spec) return { skipped: `the policy ${stage.policy} is a TRL config not trained here: run its command, serve the weights, and pass them with --llm` };
+        const policy = new LlmPolicy(ctx.protocol, spec === this.o.llm ? await this.baseLlm() : await createLLM(spec, { cacheDir: join(this.o.out, '.cache') }));
+        return annotateStage(ctx, stage, dir, policy);
+      }
+      case 'prm':
+        if (!existsSync(join(ctx.dir, stage.data, 'prm_pairs.jsonl'))) return { skipped: `${stage.data} was skipped` };
+        return prmStage(ctx, stage, dir);
+      case 'train':
+        return this.train(ctx, stage, dir);
+    }
+  }
+
+  private async train(ctx: Seed, stage: Extract<Stage, { kind: 'train' }>, dir: string): Promise<Record<string, unknown>> {
+    const from = this.checkpoint(ctx, stage.from);
+    if (!from) return { skipped: `${stage.from} was skipped` };
+    const paper = ctx.recipe.trl?.stages[stage.id] ?? {};
+    const here = from.ran;
+    // Runs made here are smoke-sized (the tiny model on a CPU); the paper's settings stay as written for GPU runs.
+    const small = here ? { max_steps: this.o.maxSteps ?? 8, per_device_train_batch_size: 4, logging_steps: 1, bf16: false, warmup_ratio: 0, warmup_steps: 0 } : {};
+    const write = async (name: string, config: Omit<TrlConfig, 'output_dir' | 'lora'>) => {
+      const out = join(dir, name);
+      mkdirSync(out, { recursive: true });
+      const path = join(dir, name === 'model' ? 'trl-config.json' : `trl-config-${name}.json`);
+      writeTrlConfig({ lora: ctx.recipe.trl?.lora ?? null, ...config, output_dir: out }, path);
+      const line = trlCommand(here ? this.pythonPath() : join(defaultVenv(), 'bin', 'python'), path).line;
+      this.o.log(`  ${line}`);
+      if (!here) return;
+      const code = await runTrl(this.pythonPath(), path);
+      if (code !== 0) throw new RagtrailError(`TRL ${config.algo} for stage ${stage.id} failed (exit ${code}); its config is ${path}`);
+    };
+    const trainer = { ...paper, ...small };
+    const dataOf = (file: string) => join(ctx.dir, stage.data!, file);
+    switch (stage.algo) {
+      case 'sft':
+        await write('model', { algo: 'sft', model: from.dir, data: dataOf('trl_sft.jsonl'), trainer });
+        break;
+      case 'dpo':
+        await write('model', { algo: 'dpo', model: from.dir, data: dataOf('trl_preference.jsonl'), trainer });
+        break;
+      case 'rft':
+        return { skipped: 'RFT samples from the served warm-up policy and filters by the PRM: run it with the gym engine, or serve the warm-up checkpoint and build its SFT file' };
+      default: {
+        const algo = stage.algo as RlAlgo;
+        const defaults = rlDefaults(algo);
+        const reward = String(stage.settings['reward'] ?? defaults.reward);
+        const options = (stage.settings['rewardOptions'] as string[] | undefined) ?? [];
+        const questions = stageQuestions(ctx, stage.questions);
+        const data = join(dir, 'questions.jsonl');
+        const initial = (q: (typeof questions)[number]): State => ({ question: q, steps: [], done: false, mustAnswer: false, turnsLeft: ctx.env.config.maxTurns, searchesLeft: ctx.env.maxSearches });
+        await writeJsonl(data, questions.map((q) => ({ prompt: ctx.protocol.render(initial(q)), question_id: q.id })));
+        const prm = stage.prm ? await TrainedPRM.load(join(ctx.dir, stage.prm, 'prm.json')) : undefined;
+        // LWS's two stages are two runs: stage 1's reward for the first half, stage 2's from its checkpoint.
+        const phases = algo === 'lws' ? [{ name: 'stage1', reward, steps: 0.5 }, { name: 'model', reward: defaults.stage2Reward!, steps: 0.5 }] : [{ name: 'model', reward, steps: 1 }];
+        let model = from.dir;
+        for (const ph of phases) {
+          const service = new EnvService({ env: ctx.env, protocol: ctx.protocol, questions, outcome: episodeScorer(composeScheme(ph.reward, options)), prm, trajectoriesPath: join(dir, `${ph.name}-episodes.jsonl`) });
+          const token = randomBytes(12).toString('hex');
+          const server = createEnvServer(service, { token });
+          const port = here ? await listen(server, 0, '127.0.0.1') : 0;
+          const steps = here ? { max_steps: Math.max(1, Math.round((this.o.maxSteps ?? 8) * ph.steps)) } : {};
+          try {
+            await write(ph.name, {
+              algo: algo === 'prorag' ? ('prorag' as TrlConfig['algo']) : 'grpo', model, data,
+              env: { url: `http://127.0.0.1:${port || 'PORT'}`, token: here ? token : null, protocol: ctx.recipe.agent === 'search-r1' ? 'search-r1' : 'tools' },
+              trainer: { ...trainer, ...steps, ...(here ? { num_generations: 4, max_completion_length: 512, max_tool_calling_iterations: ctx.env.config.maxTurns } : {}) },
+            });
+          } finally {
+            if (here) await new Promise<void>((r) => server.close(() => r()));
+            service.dispose();
+          }
+          model = join(dir, ph.name);
+        }
+      }
+    }
+    return here ? { trained: join(dir, 'model') } : { configs: dir, note: 'TRL configs written; run the printed commands on a GPU machine' };
+  }
+
+  async close(): Promise<void> {
+    for (const svc of this.served.values()) await svc.stop();
+    this.served.clear();
+    await this.base?.close();
+  }
+}

@@ -1,0 +1,250 @@
+/**
+ * `ragtrail pipeline --recipe NAME|FILE --out DIR`: runs a paper's recipe (pipelines/recipe.ts) end to end
+ * for each seed — synthetic world and index, then the recipe's stages in order (demonstrations,
+ * annotation, PRM, each training stage), then the evaluation of its systems on the held-out questions —
+ * and tests the paper's claims over the pooled seeds (pipelines/claims.ts) into results.json `claims`.
+ *
+ *   OUT/recipe.json            the resolved recipe and the run's settings
+ *   OUT/seed-S/world, index    the seed's world (the seed also seeds annotation and training)
+ *   OUT/seed-S/<stage id>/     each stage's output and stage.json (its settings and timing)
+ *   OUT/seed-S/eval/           the seed's evaluation (runs/, results.json, report.html)
+ *   OUT/results.json, results.md, report.html   the claims, every seed's table, the timings
+ *
+ * Resumable per stage: a stage whose stage.json records the same settings is skipped; one with other
+ * settings (or none: interrupted) is run again from scratch. Evaluation resumes per question.
+ *
+ * Offline the policy is the gym policy (a small non-LLM model over generated candidate actions). With
+ * an LLM, annotation runs with the model and the training stages go to TRL (pipelines/pipeline-llm.ts).
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { InputError } from '../core/errors.js';
+import { readJsonlValues, writeJsonAtomicSync } from '../core/io.js';
+import type { Action } from '../core/trajectory.js';
+import { type EvalResults, runDir, runEval } from '../eval/harness.js';
+import { writeReport } from '../eval/report.js';
+import type { SystemSpec } from '../eval/systems.js';
+import { readTrajectories } from '../eval/trajectories.js';
+import { TrainedPRM } from '../prm/trained.js';
+import { demonstrations, preferencePairs, type StateAction } from '../learn/gym/data.js';
+import { GymPolicy } from '../learn/gym/policy.js';
+import { type LogEntry, OFFLINE_DEFAULTS, rlDefaults, type RlAlgo, trainDpo, trainRl, trainSft } from '../learn/gym/train.js';
+import { readTrees } from '../process/tree.js';
+import type { ValueLabel } from '../process/values.js';
+import { citationPrecision } from './citations.js';
+import { claimLine, type ClaimRow, testClaim } from './claims.js';
+import { LlmEngine, type LlmEngineOptions } from './pipeline-llm.js';
+import type { ClaimMetric, Recipe, Stage } from './recipe.js';
+import { annotateStage, demonstrate, describeStage, openSeed, prmStage, type Seed, stageQuestions } from './stages.js';
+
+export interface PipelineOptions {
+  recipe: Recipe;
+  /** Where the recipe came from (recorded). */
+  recipePath: string;
+  out: string;
+  /** Overrides of the recipe's own values (smaller runs, tests). */
+  seeds?: number[];
+  entities?: number;
+  trainQuestions?: number;
+  testQuestions?: number;
+  /** The policy is a served LLM and training goes to TRL (pipelines/pipeline-llm.ts). */
+  llm?: Omit<LlmEngineOptions, 'out' | 'log'>;
+  log?: (line: string) => void;
+}
+
+export interface SeedResult {
+  seed: number;
+  results: EvalResults;
+  timings: Record<string, number>;
+}
+
+export interface PipelineResult {
+  recipe: string;
+  paper: string;
+  claims: ClaimRow[];
+  seeds: SeedResult[];
+  seconds: number;
+}
+
+const policyPath = (ctx: Seed, id: string) => (id === 'base' ? join(ctx.dir, 'base.json') : join(ctx.dir, id, 'policy.json'));
+
+function loadGym(ctx: Seed, id: string): GymPolicy {
+  return id === 'base' ? GymPolicy.fresh(ctx.protocol) : GymPolicy.load(policyPath(ctx, id), ctx.protocol);
+}
+
+/** Trainer settings a recipe may set: the fields of the trainer's config, nothing else. */
+function trainerConfig(stage: Extract<Stage, { kind: 'train' }>, seed: number): Record<string, unknown> {
+  const allowed = stage.algo === 'sft' || stage.algo === 'dpo' || stage.algo === 'rft' ? { ...OFFLINE_DEFAULTS, controlWeight: 1, samples: 0, temperature: 0, threshold: 0 } : rlDefaults(stage.algo);
+  for (const k of Object.keys(stage.settings)) {
+    if (!(k in allowed)) throw new InputError(`stage ${stage.id}: "${k}" is not a setting of ${stage.algo}`, `its settings: ${Object.keys(allowed).filter((x) => x !== 'algo').join(', ')}`);
+  }
+  return { seed, ...stage.settings };
+}
+
+/** Replays stored action sequences into (state, action) demonstrations (the environment is deterministic). */
+async function replay(ctx: Seed, episodes: readonly { questionId: string; actions: Action[] }[]): Promise<StateAction[]> {
+  const byId = new Map(ctx.train.map((q) => [q.id, q]));
+  const out: StateAction[] = [];
+  for (const e of episodes) {
+    let state = ctx.env.reset(byId.get(e.questionId)!);
+    for (const action of e.actions) {
+      out.push({ state, action, questionId: e.questionId });
+      state = (await ctx.env.step(state, { action, raw: ctx.protocol.format(action, state) })).state;
+    }
+  }
+  return out;
+}
+
+async function readDemonstrations(ctx: Seed, id: string): Promise<StateAction[]> {
+  const stage = ctx.recipe.stages.find((s) => s.id === id)!;
+  if (stage.kind === 'demonstrate') return replay(ctx, await readJsonlValues<{ questionId: string; actions: Action[] }>(join(ctx.dir, id, 'demonstrations.jsonl')));
+  return demonstrations(await readTrees(join(ctx.dir, id)));
+}
+
+function valuesOf(dir: string): ValueLabel | undefined {
+  const p = join(dir, 'stats.json');
+  return existsSync(p) ? (JSON.parse(readFileSync(p, 'utf8')) as { values?: ValueLabel }).values : undefined;
+}
+
+async function runGymStage(ctx: Seed, stage: Stage, dir: string): Promise<Record<string, unknown>> {
+  switch (stage.kind) {
+    case 'demonstrate':
+      return demonstrate(ctx, stage, dir);
+    case 'annotate':
+      return annotateStage(ctx, stage, dir, loadGym(ctx, stage.policy));
+    case 'prm':
+      return prmStage(ctx, stage, dir);
+    case 'train': {
+      const policy = loadGym(ctx, stage.from);
+      const cfg = trainerConfig(stage, ctx.seed);
+      let log: LogEntry[];
+      let data: Record<string, unknown> = {};
+      if (stage.algo === 'sft') {
+        const demos = await readDemonstrations(ctx, stage.data!);
+        if (demos.length === 0) throw new InputError(`stage ${stage.id}: ${stage.data} gave no demonstrations`, 'raise its questions');
+        log = trainSft(policy, demos, cfg);
+        data = { demonstrations: demos.length };
+      } else if (stage.algo === 'dpo') {
+        const dir2 = join(ctx.dir, stage.data!);
+        const pairs = preferencePairs(await readTrees(dir2), undefined, valuesOf(dir2));
+        if (pairs.length === 0) throw new InputError(`stage ${stage.id}: ${stage.data} gave no preference pairs`, 'raise its questions or simulations');
+        log = trainDpo(policy, pairs, cfg);
+        data = { pairs: pairs.length };
+      } else if (stage.algo === 'rft') {
+        throw new InputError(`stage ${stage.id}: rft is not available yet`);
+      } else {
+        const questions = stageQuestions(ctx, stage.questions);
+        const prm = stage.prm ? await TrainedPRM.load(join(ctx.dir, stage.prm, 'prm.json')) : undefined;
+        log = await trainRl(policy, { env: ctx.env, questions, prm }, { ...cfg, algo: stage.algo as RlAlgo });
+        data = { questions: questions.length };
+      }
+      policy.clone(stage.id).save(join(dir, 'policy.json'), [{ algo: stage.algo, stage: stage.id, from: stage.from, ...data, log }]);
+      const last = log[log.length - 1];
+      return { ...data, ...(last ? { finalLoss: last.loss, ...(last['reward'] !== undefined ? { finalReward: last['reward'] } : {}) } : {}) };
+    }
+  }
+}
+
+/** One per-question value of a claim's metric. */
+function metricOf(metric: ClaimMetric, t: Awaited<ReturnType<typeof readTrajectories>>[number]): number {
+  switch (metric) {
+    case 'em':
+      return t.metrics?.em ?? 0;
+    case 'f1':
+      return t.metrics?.f1 ?? 0;
+    case 'rc':
+      return t.retrievalCount;
+    case 'citation_precision':
+      return citationPrecision(t);
+  }
+}
+
+async function runSeed(o: PipelineOptions, seed: number, log: (l: string) => void): Promise<SeedResult> {
+  const recipe = o.recipe;
+  const sizes = { entities: o.entities ?? recipe.world.entities, trainQuestions: o.trainQuestions ?? recipe.trainQuestions, ...((o.testQuestions ?? recipe.testQuestions) !== undefined && { testQuestions: o.testQuestions ?? recipe.testQuestions }) };
+  const llm = o.llm ? new LlmEngine({ ...o.llm, out: o.out, log }) : undefined;
+  const ctx = await openSeed(recipe, o.out, seed, sizes, llm ? llm.key() : { engine: 'gym' }, log);
+  try {
+    if (!llm) GymPolicy.fresh(ctx.protocol).save(policyPath(ctx, 'base'), [{ algo: 'none', note: 'untrained: all weights zero, uniform over the candidate actions' }]);
+    for (const [i, stage] of recipe.stages.entries()) {
+      const dir = join(ctx.dir, stage.id);
+      const run = () => (llm ? llm.runStage(ctx, stage, dir) : runGymStage(ctx, stage, dir));
+      await ctx.step(i + 2, stage.id, describeStage(stage) + (llm && stage.kind === 'train' ? ' (TRL)' : ''), dir, stage, run, stage.kind === 'annotate');
+    }
+
+    const evalDir = join(ctx.dir, 'eval');
+    const prmStage = recipe.stages.find((s) => s.kind === 'prm');
+    const systems: (SystemSpec & { name: string })[] = [];
+    const skipped: string[] = [];
+    for (const s of recipe.evaluate.systems) {
+      const prm = s.select === 'prm' ? { select: 'prm' as const, prm: join(ctx.dir, s.prm!, 'prm.json'), n: s.n ?? 10 } : {};
+      const temperature = s.temperature !== undefined ? { temperature: s.temperature } : {};
+      const policy = llm ? await llm.systemPolicy(ctx, s.policy) : { policy: `gym:${policyPath(ctx, s.policy)}` };
+      if (!policy) skipped.push(s.name);
+      else systems.push({ name: s.name, agent: recipe.agent, ...policy, ...prm, ...temperature });
+    }
+    if (skipped.length) log(`[seed ${seed}] not evaluated (no served checkpoint): ${skipped.join(', ')}`);
+    let results!: EvalResults;
+    await ctx.step(ctx.total, 'evaluate', `${systems.length} systems on the held-out test questions`, evalDir, { systems, testN: sizes.testQuestions ?? null }, async () => {
+      results = await runEval({
+        index: ctx.indexDir, out: evalDir, datasets: [{ name: 'world-test', path: ctx.questionsPath, split: 'test', limit: sizes.testQuestions }], systems,
+        baseline: systems.find((x) => x.name === recipe.claims[0]?.control)?.name ?? systems[0]!.name, seed, cacheDir: join(resolve(o.out), '.cache'),
+        ...(prmStage && existsSync(join(ctx.dir, prmStage.id, 'prm.json')) ? { prm: { model: join(ctx.dir, prmStage.id, 'prm.json'), pairs: join(ctx.dir, prmStage.id, 'heldout.jsonl') } } : {}),
+      });
+      return { systems: results.cells.map((c) => ({ system: c.system, n: c.n, em: c.em.mean, f1: c.f1.mean, rc: c.retrievalCount })) };
+    }, true);
+    results ??= JSON.parse(readFileSync(join(evalDir, 'results.json'), 'utf8')) as EvalResults;
+    return { seed, results, timings: ctx.timings };
+  } finally {
+    await llm?.close();
+    await ctx.retriever.close?.();
+  }
+}
+
+export async function runPipeline(o: PipelineOptions): Promise<PipelineResult> {
+  const log = o.log ?? ((l: string) => console.error(l));
+  const out = resolve(o.out);
+  mkdirSync(out, { recursive: true });
+  const seeds = o.seeds ?? o.recipe.seeds;
+  const t0 = performance.now();
+  writeJsonAtomicSync(join(out, 'recipe.json'), { recipe: o.recipe, path: o.recipePath, overrides: { seeds: o.seeds, entities: o.entities, trainQuestions: o.trainQuestions, testQuestions: o.testQuestions } });
+  log(`${o.recipe.name} (${o.recipe.paper}): ${o.recipe.stages.length} stages × ${seeds.length} seed${seeds.length === 1 ? '' : 's'} on the synthetic world, ${o.llm ? `the LLM ${o.llm.llm}, training through TRL` : 'gym policy (a non-LLM stand-in)'}`);
+  const perSeed: SeedResult[] = [];
+  for (const seed of seeds) perSeed.push(await runSeed(o, seed, log));
+
+  const claims: ClaimRow[] = [];
+  for (const c of o.recipe.claims) {
+    const evaluated = (name: string) => perSeed.every((s) => s.results.cells.some((x) => x.system === name));
+    if (!evaluated(c.treatment) || !evaluated(c.control)) {
+      log(`claim not tested (${c.treatment} or ${c.control} was not evaluated): ${c.claim}`);
+      continue;
+    }
+    const rows = [];
+    for (const s of perSeed) {
+      const evalDir = join(out, `seed-${s.seed}`, 'eval');
+      const values = async (system: string) => new Map((await readTrajectories(runDir(evalDir, system, 'world-test'))).map((t) => [t.id, metricOf(c.metric, t)] as const));
+      rows.push({ seed: s.seed, treatment: await values(c.treatment), control: await values(c.control) });
+    }
+    claims.push(testClaim(o.recipe.paper, c, rows));
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  for (const c of claims) log(claimLine(c));
+  const result: PipelineResult = { recipe: o.recipe.name, paper: o.recipe.paper, claims, seeds: perSeed, seconds };
+  writeJsonAtomicSync(join(out, 'results.json'), { recipe: o.recipe.name, paper: o.recipe.paper, seconds, claims, seeds: perSeed.map((s) => ({ seed: s.seed, timings: s.timings, cells: s.results.cells })) });
+  writeFileSync(join(out, 'results.md'), resultsMarkdown(result));
+  // The report of the first seed, with the claims above its tables.
+  const first = perSeed[0]!.results;
+  writeReport(out, { ...first, notes: [...claims.map(claimLine), `${o.recipe.description} Tables below: seed ${perSeed[0]!.seed}; every seed's tables are in seed-S/eval/.`, ...(first.notes ?? [])] });
+  return result;
+}
+
+export function resultsMarkdown(r: PipelineResult): string {
+  const f = (x: number) => x.toFixed(3);
+  const lines = [`# ${r.recipe}: ${r.paper}`, '', `${r.seeds.length} seed(s), ${r.seconds.toFixed(0)} s.`, '', '## Claims', '', '| claim | metric | treatment | control | Δ | 95% CI | p | n | holds |', '|---|---|---|---|---|---|---|---|---|'];
+  for (const c of r.claims) lines.push(`| ${c.claim} | ${c.metric} | ${c.treatment} ${f(c.treatmentMean)} | ${c.control} ${f(c.controlMean)} | ${f(c.delta)} | [${f(c.ci[0])}, ${f(c.ci[1])}] | ${c.p < 0.001 ? '<.001' : f(c.p)} | ${c.n} | ${c.holds ? 'yes' : 'no'} |`);
+  for (const s of r.seeds) {
+    lines.push('', `## Seed ${s.seed}`, '', '| system | n | EM | F1 | RC |', '|---|---|---|---|---|');
+    for (const c of s.results.cells) lines.push(`| ${c.system} | ${c.n} | ${f(c.em.mean)} | ${f(c.f1.mean)} | ${c.retrievalCount.toFixed(2)} |`);
+  }
+  return lines.join('\n') + '\n';
+}

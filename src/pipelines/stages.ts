@@ -1,0 +1,185 @@
+/**
+ * What every engine of `ragtrail pipeline` shares: a seed's folder with its world, index and
+ * environment, and the stage runner that makes the pipeline resumable per stage.
+ *
+ * Each stage's key covers its own settings, the run's shared settings and the keys of the stages
+ * before it, so changing one stage re-runs it and everything after it. A stage whose stage.json holds
+ * its key is kept; resumable stages (annotation and evaluation, which resume per question) continue
+ * an interrupted run of the same key in place; any other stage starts again from an empty folder.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { getProtocol } from '../agents/registry.js';
+import type { Protocol } from '../agents/protocol.js';
+import type { Question } from '../core/types.js';
+import { loadDatasetAll } from '../corpus/dataset.js';
+import { generateWorld, writeWorld } from '../corpus/world/index.js';
+import { RagEnv } from '../env/env.js';
+import { buildIndex, openRetriever } from '../retrieval/index-dir.js';
+import type { Policy } from '../agents/policy.js';
+import { InputError } from '../core/errors.js';
+import { exactMatch } from '../core/metrics.js';
+import { writeJsonAtomicSync, writeJsonl } from '../core/io.js';
+import type { Action, Step } from '../core/trajectory.js';
+import { createPolicy } from '../eval/systems.js';
+import { readPrmPairs, trainPrm } from '../prm/trained.js';
+import { annotate } from '../process/annotate.js';
+import { trajectorySftExample } from '../process/export.js';
+import { PUCT_DEFAULTS, UCT_DEFAULTS } from '../process/mcts.js';
+import { RANK_DEFAULTS } from '../process/rank.js';
+import type { Retriever } from '../retrieval/types.js';
+import type { Recipe, Stage } from './recipe.js';
+
+export const hashJson = (v: unknown) => createHash('sha256').update(JSON.stringify(v)).digest('hex').slice(0, 16);
+
+export interface StageRecord {
+  key: string;
+  stage: unknown;
+  seconds: number;
+  summary: Record<string, unknown>;
+}
+
+export interface RunSizes {
+  entities: number;
+  trainQuestions: number;
+  testQuestions?: number;
+}
+
+export interface Seed {
+  seed: number;
+  dir: string;
+  recipe: Recipe;
+  protocol: Protocol;
+  env: RagEnv;
+  retriever: Retriever;
+  train: Question[];
+  questionsPath: string;
+  indexDir: string;
+  sizes: RunSizes;
+  timings: Record<string, number>;
+  log: (line: string) => void;
+  /** Runs one stage through the resumable runner (numbered n of the seed's total). */
+  step(n: number, name: string, what: string, stageDir: string, key: unknown, f: () => Promise<Record<string, unknown>>, resumable?: boolean): Promise<Record<string, unknown>>;
+  total: number;
+}
+
+/** A seed's folder, its world and index (the first stage), the environment and the training questions. */
+export async function openSeed(recipe: Recipe, out: string, seed: number, sizes: RunSizes, engine: Record<string, unknown>, log: (l: string) => void): Promise<Seed> {
+  const dir = join(resolve(out), `seed-${seed}`);
+  mkdirSync(dir, { recursive: true });
+  const timings: Record<string, number> = {};
+  const protocol = getProtocol(recipe.agent);
+  const total = recipe.stages.length + 2;
+  let chainKey = hashJson({ seed, sizes, worldQuestions: recipe.world.questions ?? null, agent: recipe.agent, env: recipe.env, engine });
+  const step: Seed['step'] = async (n, name, what, stageDir, key, f, resumable = false) => {
+    const k = hashJson({ chainKey, key });
+    chainKey = k;
+    const recordPath = join(stageDir, 'stage.json');
+    const startedPath = join(stageDir, 'stage.started');
+    if (existsSync(recordPath)) {
+      const rec = JSON.parse(readFileSync(recordPath, 'utf8')) as StageRecord;
+      if (rec.key === k) {
+        timings[name] = 0;
+        log(`[seed ${seed}] [${n}/${total}] ${name}: ${what} — done before (${rec.seconds.toFixed(1)} s), kept`);
+        return rec.summary;
+      }
+    }
+    const resume = resumable && existsSync(startedPath) && readFileSync(startedPath, 'utf8').trim() === k;
+    if (!resume) rmSync(stageDir, { recursive: true, force: true });
+    mkdirSync(stageDir, { recursive: true });
+    writeFileSync(startedPath, k + '\n');
+    log(`[seed ${seed}] [${n}/${total}] ${name}: ${what}${resume ? ' (resuming)' : ''} …`);
+    const t0 = performance.now();
+    const summary = await f();
+    const seconds = (performance.now() - t0) / 1000;
+    timings[name] = seconds;
+    writeJsonAtomicSync(recordPath, { key: k, stage: key, seconds, summary } satisfies StageRecord);
+    log(`[seed ${seed}] [${n}/${total}] ${name}: ${seconds.toFixed(1)} s ${JSON.stringify(summary)}`);
+    return summary;
+  };
+
+  const worldDir = join(dir, 'world');
+  const indexDir = join(dir, 'index');
+  await step(1, 'world', `synthetic world (${sizes.entities} entities) and its BM25 index`, worldDir, { world: true }, async () => {
+    rmSync(indexDir, { recursive: true, force: true });
+    const world = generateWorld({ seed, entities: sizes.entities, ...(recipe.world.questions ? { questions: recipe.world.questions } : {}) });
+    await writeWorld(worldDir, world);
+    await buildIndex(join(worldDir, 'corpus.jsonl'), indexDir, { quiet: true });
+    return { passages: world.stats.passages, questions: world.stats.questions };
+  });
+  const questionsPath = join(worldDir, 'questions.jsonl');
+  const all = (await loadDatasetAll(questionsPath)).questions;
+  const train = all.filter((q) => q.metadata?.['split'] === 'train').slice(0, sizes.trainQuestions);
+  const retriever = await openRetriever(indexDir);
+  const d = protocol.defaults;
+  const env = new RagEnv({ retriever, topK: recipe.env.topK ?? d.topK, maxTurns: recipe.env.maxTurns ?? d.maxTurns, maxSearches: recipe.env.maxSearches ?? d.maxSearches });
+  return { seed, dir, recipe, protocol, env, retriever, train, questionsPath, indexDir, sizes, timings, log, step, total };
+}
+
+export function describeStage(s: Stage): string {
+  switch (s.kind) {
+    case 'demonstrate':
+      return `demonstrations from the ${s.teacher} teacher`;
+    case 'annotate':
+      return `${s.method} annotation with ${s.policy}`;
+    case 'prm':
+      return `PRM on ${s.data}'s pairs`;
+    case 'train':
+      return `${s.algo} from ${s.from}${s.data ? ` on ${s.data}` : ''}${s.prm ? ` with PRM ${s.prm}` : ''}`;
+  }
+}
+
+/** The training questions a stage uses: its own count or the recipe's. */
+export const stageQuestions = (ctx: Seed, n?: number) => ctx.train.slice(0, n ?? ctx.train.length);
+
+/**
+ * A teacher policy's correct episodes on the training questions: the warm-up data. Written as action
+ * sequences (demonstrations.jsonl, replayed into states for the gym) and as TRL SFT examples
+ * (trl_sft.jsonl: the prompt of each step and the step's text).
+ */
+export async function demonstrate(ctx: Seed, stage: Extract<Stage, { kind: 'demonstrate' }>, dir: string): Promise<Record<string, unknown>> {
+  const teacher = createPolicy(stage.teacher, ctx.protocol, stage.competence);
+  const questions = stageQuestions(ctx, stage.questions);
+  const kept: { questionId: string; actions: Action[] }[] = [];
+  const sft: unknown[] = [];
+  for (const q of questions) {
+    let state = ctx.env.reset(q);
+    while (!state.done && state.steps.length < ctx.env.config.maxTurns + 2) {
+      const [move] = await teacher.propose(state, { n: 1, temperature: 1, seed: ctx.seed });
+      if (!move) break;
+      state = (await ctx.env.step(state, move)).state;
+    }
+    const answer = [...state.steps].reverse().find((s) => s.action.type === 'answer')?.action;
+    if (answer?.type !== 'answer' || exactMatch(answer.answer, q.answers) !== 1) continue;
+    kept.push({ questionId: q.id, actions: state.steps.map((s) => s.action) });
+    const steps: readonly Step[] = state.steps;
+    for (let i = 0; i < steps.length; i++) sft.push(trajectorySftExample(q, steps.slice(0, i + 1), ctx.recipe.agent));
+  }
+  await writeJsonl(join(dir, 'demonstrations.jsonl'), kept);
+  await writeJsonl(join(dir, 'trl_sft.jsonl'), sft);
+  return { teacher: teacher.name, questions: questions.length, kept: kept.length, steps: sft.length };
+}
+
+/** MCTS or ranking annotation of the training questions with a policy (the gym's or a served model). */
+export async function annotateStage(ctx: Seed, stage: Extract<Stage, { kind: 'annotate' }>, dir: string, policy: Policy): Promise<Record<string, unknown>> {
+  const questions = stageQuestions(ctx, stage.questions);
+  const base = stage.method === 'mcts-puct' ? PUCT_DEFAULTS : UCT_DEFAULTS;
+  const r = await annotate({
+    method: stage.method, outDir: dir, env: ctx.env, policy, questions,
+    mcts: { ...base, ...stage.mcts, seed: ctx.seed }, rank: { ...RANK_DEFAULTS, ...stage.rank, seed: ctx.seed },
+    ...(stage.values && { values: stage.values }),
+    config: { stage, seed: ctx.seed, policy: policy.name }, quiet: true,
+  });
+  return { questions: questions.length, pairs: r.stats.pairs, trees: r.annotated + r.skipped };
+}
+
+/** The TypeScript PRM head on an annotation's pairs, a fifth of the questions held out. */
+export async function prmStage(ctx: Seed, stage: Extract<Stage, { kind: 'prm' }>, dir: string): Promise<Record<string, unknown>> {
+  const pairs = await readPrmPairs(join(ctx.dir, stage.data, 'prm_pairs.jsonl'));
+  if (new Set(pairs.map((p) => p.id.split(':')[0])).size < 2) throw new InputError(`stage ${stage.id}: the annotation ${stage.data} gave ${pairs.length} PRM pairs, too few to train and hold out`, 'raise its questions or simulations');
+  const { prm, heldOut } = await trainPrm(pairs, { seed: ctx.seed, ...stage.settings });
+  prm.save(join(dir, 'prm.json'));
+  await writeJsonl(join(dir, 'heldout.jsonl'), heldOut);
+  return { pairs: pairs.length, heldOut: heldOut.length, heldOutAccuracy: prm.saved.training.heldOutAccuracy ?? null };
+}
