@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { LlmPolicy } from '../agents/policy.js';
 import { RagtrailError } from '../core/errors.js';
 import { listen } from '../core/http-server.js';
-import { writeJsonl } from '../core/io.js';
+import { readJsonlValues, writeJsonl } from '../core/io.js';
 import type { State } from '../env/env.js';
 import { EnvService } from '../env/serve/env-service.js';
 import { createEnvServer } from '../env/serve/serve-env.js';
@@ -121,9 +121,13 @@ export class LlmEngine {
         const policy = new LlmPolicy(ctx.protocol, spec === this.o.llm ? await this.baseLlm() : await createLLM(spec, { cacheDir: join(this.o.out, '.cache') }));
         return annotateStage(ctx, stage, dir, policy);
       }
-      case 'prm':
-        if (!existsSync(join(ctx.dir, stage.data, 'prm_pairs.jsonl'))) return { skipped: `${stage.data} was skipped` };
+      case 'prm': {
+        const pairs = join(ctx.dir, stage.data, 'prm_pairs.jsonl');
+        if (!existsSync(pairs)) return { skipped: `${stage.data} was skipped` };
+        const questions = new Set((await readJsonlValues<{ id: string }>(pairs)).map((p) => p.id.split(':')[0]));
+        if (questions.size < 2) return { skipped: `${stage.data} mined pairs on ${questions.size} question(s): too few to train a PRM and hold some out` };
         return prmStage(ctx, stage, dir);
+      }
       case 'train':
         return this.train(ctx, stage, dir);
     }
@@ -149,11 +153,13 @@ export class LlmEngine {
     };
     const trainer = { ...paper, ...small };
     const dataOf = (file: string) => join(ctx.dir, stage.data!, file);
+    if (stage.data && !existsSync(join(ctx.dir, stage.data, stage.algo === 'dpo' ? 'trl_preference.jsonl' : 'trl_sft.jsonl'))) return { skipped: `${stage.data} was skipped` };
     switch (stage.algo) {
       case 'sft':
         await write('model', { algo: 'sft', model: from.dir, data: dataOf('trl_sft.jsonl'), trainer });
         break;
       case 'dpo':
+        if ((await readJsonlValues(dataOf('trl_preference.jsonl'))).length === 0) return { skipped: `${stage.data} mined no preference pairs` };
         await write('model', { algo: 'dpo', model: from.dir, data: dataOf('trl_preference.jsonl'), trainer });
         break;
       case 'rft':

@@ -21,13 +21,13 @@ import { join, resolve } from 'node:path';
 import { InputError } from '../core/errors.js';
 import { readJsonlValues, writeJsonAtomicSync } from '../core/io.js';
 import type { Action } from '../core/trajectory.js';
-import { type EvalResults, runDir, runEval } from '../eval/harness.js';
+import { type Curve, type EvalResults, runDir, runEval } from '../eval/harness.js';
 import { writeReport } from '../eval/report.js';
 import type { SystemSpec } from '../eval/systems.js';
 import { readTrajectories } from '../eval/trajectories.js';
 import { TrainedPRM } from '../prm/trained.js';
 import { demonstrations, preferencePairs, type StateAction } from '../learn/gym/data.js';
-import { GymPolicy } from '../learn/gym/policy.js';
+import { GymPolicy, type SavedGymPolicy } from '../learn/gym/policy.js';
 import { type LogEntry, OFFLINE_DEFAULTS, rlDefaults, type RlAlgo, trainDpo, trainRl, trainSft } from '../learn/gym/train.js';
 import { readTrees } from '../process/tree.js';
 import type { ValueLabel } from '../process/values.js';
@@ -145,6 +145,26 @@ async function runGymStage(ctx: Seed, stage: Stage, dir: string): Promise<Record
   }
 }
 
+/** Training curves of a seed's gym stages, from the logs their policy files keep. */
+function trainingCurves(ctx: Seed): Curve[] {
+  const curves: Curve[] = [];
+  for (const st of ctx.recipe.stages) {
+    const path = join(ctx.dir, st.id, 'policy.json');
+    if (st.kind !== 'train' || !existsSync(path)) continue;
+    const saved = JSON.parse(readFileSync(path, 'utf8')) as SavedGymPolicy;
+    const log = (saved.training[saved.training.length - 1]?.['log'] ?? []) as LogEntry[];
+    const pts = (k: string) => log.filter((e) => typeof e[k] === 'number').map((e) => ({ x: e.step, y: e[k]! }));
+    if (st.algo === 'sft' || st.algo === 'dpo' || st.algo === 'rft') {
+      const what = st.algo === 'dpo' ? 'step-level DPO' : st.algo.toUpperCase();
+      curves.push({ title: `${st.id}: ${what} loss by epoch`, xLabel: 'epoch', yLabel: 'loss', series: [{ name: 'loss', points: pts('loss') }], yMin: 0 });
+      if (st.algo === 'dpo') curves.push({ title: `${st.id}: pair accuracy by epoch (share of pairs the policy ranks as labelled)`, xLabel: 'epoch', yLabel: 'pair accuracy', series: [{ name: 'pair accuracy', points: pts('pairAccuracy') }], yMin: 0, yMax: 1 });
+    } else {
+      curves.push({ title: `${st.id}: mean reward of the sampled episodes by batch (${st.algo})`, xLabel: 'batch', yLabel: 'mean reward', series: [{ name: 'reward', points: pts('reward') }] });
+    }
+  }
+  return curves;
+}
+
 /** One per-question value of a claim's metric. */
 function metricOf(metric: ClaimMetric, t: Awaited<ReturnType<typeof readTrajectories>>[number]): number {
   switch (metric) {
@@ -166,10 +186,16 @@ async function runSeed(o: PipelineOptions, seed: number, log: (l: string) => voi
   const ctx = await openSeed(recipe, o.out, seed, sizes, llm ? llm.key() : { engine: 'gym' }, log);
   try {
     if (!llm) GymPolicy.fresh(ctx.protocol).save(policyPath(ctx, 'base'), [{ algo: 'none', note: 'untrained: all weights zero, uniform over the candidate actions' }]);
+    // A stage the LLM engine could not run here (no pairs, a checkpoint not trained here) says so in its summary.
+    const skippedStages = new Set<string>();
     for (const [i, stage] of recipe.stages.entries()) {
       const dir = join(ctx.dir, stage.id);
       const run = () => (llm ? llm.runStage(ctx, stage, dir) : runGymStage(ctx, stage, dir));
-      await ctx.step(i + 2, stage.id, describeStage(stage) + (llm && stage.kind === 'train' ? ' (TRL)' : ''), dir, stage, run, stage.kind === 'annotate');
+      const summary = await ctx.step(i + 2, stage.id, describeStage(stage) + (llm && stage.kind === 'train' ? ' (TRL)' : ''), dir, stage, run, stage.kind === 'annotate');
+      if (summary['skipped']) {
+        skippedStages.add(stage.id);
+        log(`[seed ${seed}] ${stage.id} skipped: ${String(summary['skipped'])}`);
+      }
     }
 
     const evalDir = join(ctx.dir, 'eval');
@@ -177,23 +203,28 @@ async function runSeed(o: PipelineOptions, seed: number, log: (l: string) => voi
     const systems: (SystemSpec & { name: string })[] = [];
     const skipped: string[] = [];
     for (const s of recipe.evaluate.systems) {
+      if (skippedStages.has(s.policy) || (s.prm && skippedStages.has(s.prm))) {
+        skipped.push(s.name);
+        continue;
+      }
       const prm = s.select === 'prm' ? { select: 'prm' as const, prm: join(ctx.dir, s.prm!, 'prm.json'), n: s.n ?? 10 } : {};
       const temperature = s.temperature !== undefined ? { temperature: s.temperature } : {};
       const policy = llm ? await llm.systemPolicy(ctx, s.policy) : { policy: `gym:${policyPath(ctx, s.policy)}` };
       if (!policy) skipped.push(s.name);
       else systems.push({ name: s.name, agent: recipe.agent, ...policy, ...prm, ...temperature });
     }
-    if (skipped.length) log(`[seed ${seed}] not evaluated (no served checkpoint): ${skipped.join(', ')}`);
+    if (skipped.length) log(`[seed ${seed}] not evaluated (a stage they need was skipped or its checkpoint is not served here): ${skipped.join(', ')}`);
     let results!: EvalResults;
     await ctx.step(ctx.total, 'evaluate', `${systems.length} systems on the held-out test questions`, evalDir, { systems, testN: sizes.testQuestions ?? null }, async () => {
       results = await runEval({
         index: ctx.indexDir, out: evalDir, datasets: [{ name: 'world-test', path: ctx.questionsPath, split: 'test', limit: sizes.testQuestions }], systems,
         baseline: systems.find((x) => x.name === recipe.claims[0]?.control)?.name ?? systems[0]!.name, seed, cacheDir: join(resolve(o.out), '.cache'),
-        ...(prmStage && existsSync(join(ctx.dir, prmStage.id, 'prm.json')) ? { prm: { model: join(ctx.dir, prmStage.id, 'prm.json'), pairs: join(ctx.dir, prmStage.id, 'heldout.jsonl') } } : {}),
+        ...(prmStage && !skippedStages.has(prmStage.id) && existsSync(join(ctx.dir, prmStage.id, 'prm.json')) ? { prm: { model: join(ctx.dir, prmStage.id, 'prm.json'), pairs: join(ctx.dir, prmStage.id, 'heldout.jsonl') } } : {}),
       });
       return { systems: results.cells.map((c) => ({ system: c.system, n: c.n, em: c.em.mean, f1: c.f1.mean, rc: c.retrievalCount })) };
     }, true);
     results ??= JSON.parse(readFileSync(join(evalDir, 'results.json'), 'utf8')) as EvalResults;
+    if (!llm) results.curves = trainingCurves(ctx);
     return { seed, results, timings: ctx.timings };
   } finally {
     await llm?.close();
@@ -231,10 +262,10 @@ export async function runPipeline(o: PipelineOptions): Promise<PipelineResult> {
   for (const c of claims) log(claimLine(c));
   const result: PipelineResult = { recipe: o.recipe.name, paper: o.recipe.paper, claims, seeds: perSeed, seconds };
   writeJsonAtomicSync(join(out, 'results.json'), { recipe: o.recipe.name, paper: o.recipe.paper, seconds, claims, seeds: perSeed.map((s) => ({ seed: s.seed, timings: s.timings, cells: s.results.cells })) });
-  writeFileSync(join(out, 'results.md'), resultsMarkdown(result));
-  // The report of the first seed, with the claims above its tables.
+  // The report of the first seed, with the claims above its tables; results.md: the claims and every seed's table, then that report.
   const first = perSeed[0]!.results;
   writeReport(out, { ...first, notes: [...claims.map(claimLine), `${o.recipe.description} Tables below: seed ${perSeed[0]!.seed}; every seed's tables are in seed-S/eval/.`, ...(first.notes ?? [])] });
+  writeFileSync(join(out, 'results.md'), resultsMarkdown(result) + '\n' + readFileSync(join(out, 'results.md'), 'utf8'));
   return result;
 }
 

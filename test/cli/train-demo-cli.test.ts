@@ -20,15 +20,19 @@ after(tmp.cleanup);
 describe('ragtrail demo', () => {
   it('runs the whole loop and writes the report, results and a printed table', () => {
     assert.equal(demoRun.status, 0, demoRun.stderr);
-    for (const f of ['report.html', 'results.json', 'results.md', 'prm.json', 'policies/base.json', 'policies/dpo.json', 'policies/grpo.json', 'annotate/pairs.jsonl']) assert.ok(existsSync(join(demo, f)), f);
+    for (const f of ['report.html', 'results.json', 'results.md', 'seed-0/prm/prm.json', 'seed-0/base.json', 'seed-0/step-dpo/policy.json', 'seed-0/grpo/policy.json', 'seed-0/annotate/pairs.jsonl']) assert.ok(existsSync(join(demo, f)), f);
     const results = JSON.parse(readFileSync(join(demo, 'results.json'), 'utf8'));
-    assert.deepEqual(results.cells.map((c: { system: string }) => c.system), ['base', 'step-DPO (process)', 'GRPO (outcome)', 'base + PRM best-of-4', 'step-DPO + PRM best-of-4']);
-    assert.ok(results.cells.every((c: { n: number }) => c.n === 25));
+    const cells = results.seeds[0].cells;
+    assert.deepEqual(cells.map((c: { system: string }) => c.system), ['base', 'step-DPO (process)', 'GRPO (outcome)', 'base + PRM best-of-4', 'step-DPO + PRM best-of-4']);
+    assert.ok(cells.every((c: { n: number }) => c.n === 25));
+    assert.deepEqual(results.claims.map((c: { treatment: string; control: string; n: number }) => [c.treatment, c.control, c.n]), [['step-DPO (process)', 'GRPO (outcome)', 25], ['base + PRM best-of-4', 'base', 25]]);
     assert.match(demoRun.stdout, /step-DPO \(process\)\s+0\.\d{4} \[/);
     assert.match(demoRun.stdout, /non-LLM model/);
+    assert.match(demoRun.stdout, /(holds|does not hold): step-level process preferences beat outcome-reward RL/);
     const html = readFileSync(join(demo, 'report.html'), 'utf8');
-    assert.match(html, /Step-level DPO: loss on the pairs by epoch/);
-    assert.match(html, /GRPO: mean outcome reward/);
+    assert.match(html, /step-dpo: step-level DPO loss by epoch/);
+    assert.match(html, /step-dpo: pair accuracy by epoch/);
+    assert.match(html, /grpo: mean reward of the sampled episodes by batch/);
     assert.match(html, /<polyline/);
   });
 });
@@ -45,14 +49,16 @@ describe('ragtrail demo --llm', () => {
       const out = join(tmp.dir, 'demo-llm');
       const r = await ragtrailAsync('demo', '--out', out, '--entities', '600', '--train-questions', '8', '--test-questions', '6', '--simulations', '3', '--agent', 'search-r1', '--llm', `openai:${fake.url}#fake`);
       assert.equal(r.status, 0, r.stderr);
-      assert.match(r.stderr, /base policy: llm:openai:/);
-      assert.match(r.stderr, /-m ragtrail_trl\.train --config \S+trl\/dpo\/trl-config\.json/);
-      assert.match(r.stderr, /PRM best-of-N is skipped/);
-      const dpo = JSON.parse(readFileSync(join(out, 'trl', 'dpo', 'trl-config.json'), 'utf8'));
-      assert.equal(dpo.algo, 'dpo');
-      assert.equal(dpo.data, join(out, 'annotate', 'trl_preference.jsonl'));
+      assert.match(r.stderr, /the LLM openai:\S+#fake, training through TRL/);
+      assert.match(r.stderr, /-m ragtrail_trl\.train --config \S+seed-0\/grpo\/trl-config\.json/);
+      assert.match(r.stderr, /step-dpo skipped: annotate mined no preference pairs/);
+      assert.match(r.stderr, /prm skipped: annotate mined pairs on 0 question/);
+      const grpo = JSON.parse(readFileSync(join(out, 'seed-0', 'grpo', 'trl-config.json'), 'utf8'));
+      assert.equal(grpo.algo, 'grpo');
+      assert.equal(grpo.model, 'Qwen/Qwen2.5-7B-Instruct');
       const results = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8'));
-      assert.deepEqual(results.cells.map((c: { system: string; n: number }) => [c.system, c.n]), [['base', 6]]);
+      assert.deepEqual(results.seeds[0].cells.map((c: { system: string; n: number }) => [c.system, c.n]), [['base', 6]]);
+      assert.deepEqual(results.claims, []);
     } finally {
       await fake.close();
     }
@@ -62,18 +68,18 @@ describe('ragtrail demo --llm', () => {
 describe('ragtrail train', () => {
   it('trains the gym policy with step-DPO from an annotation folder, usable as --policy gym:FILE', () => {
     const policy = join(tmp.dir, 'dpo.json');
-    const r = ragtrail('train', '--algo', 'dpo', '--data', join(demo, 'annotate'), '--policy-out', policy, '--epochs', '4');
+    const r = ragtrail('train', '--algo', 'dpo', '--data', join(demo, 'seed-0', 'annotate'), '--policy-out', policy, '--epochs', '4');
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /step-level dpo on \d+ pairs/);
     assert.match(r.stdout, /loss 0\.6931 → 0\.\d{4}/);
-    const run = ragtrail('run', '--policy', `gym:${policy}`, '--agent', 'reasonrag', '--index', join(demo, 'index'), '--dataset', join(demo, 'world', 'questions.jsonl'), '--split', 'test', '--limit', '10', '--out', join(tmp.dir, 'run'));
+    const run = ragtrail('run', '--policy', `gym:${policy}`, '--agent', 'reasonrag', '--index', join(demo, 'seed-0', 'index'), '--dataset', join(demo, 'seed-0', 'world', 'questions.jsonl'), '--split', 'test', '--limit', '10', '--out', join(tmp.dir, 'run'));
     assert.equal(run.status, 0, run.stderr);
     assert.match(run.stdout, /10 questions run/);
     assert.match(run.stderr, /\[non-LLM\]/);
   });
 
   it('trains GRPO online and reports the sampled reward', () => {
-    const r = ragtrail('train', '--algo', 'grpo', '--index', join(demo, 'index'), '--dataset', join(demo, 'world', 'questions.jsonl'), '--limit', '20', '--epochs', '1', '--group-size', '4', '--policy-out', join(tmp.dir, 'grpo.json'));
+    const r = ragtrail('train', '--algo', 'grpo', '--index', join(demo, 'seed-0', 'index'), '--dataset', join(demo, 'seed-0', 'world', 'questions.jsonl'), '--limit', '20', '--epochs', '1', '--group-size', '4', '--policy-out', join(tmp.dir, 'grpo.json'));
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /grpo on 20 questions/);
     assert.match(r.stdout, /mean sampled reward 0\.\d{4} → 0\.\d{4}/);
@@ -81,11 +87,11 @@ describe('ragtrail train', () => {
 
   it('--engine trl writes the TRL config and prints the exact command', () => {
     const out = join(tmp.dir, 'trl-dpo');
-    const r = ragtrail('train', '--engine', 'trl', '--algo', 'dpo', '--data', join(demo, 'annotate'), '--out', out, '--lora', '--max-steps', '5', '--trainer', 'beta=0.3', '--print-only');
+    const r = ragtrail('train', '--engine', 'trl', '--algo', 'dpo', '--data', join(demo, 'seed-0', 'annotate'), '--out', out, '--lora', '--max-steps', '5', '--trainer', 'beta=0.3', '--print-only');
     assert.equal(r.status, 0, r.stderr);
     const config = JSON.parse(readFileSync(join(out, 'trl-config.json'), 'utf8'));
     assert.equal(config.algo, 'dpo');
-    assert.equal(config.data, join(demo, 'annotate', 'trl_preference.jsonl'));
+    assert.equal(config.data, join(demo, 'seed-0', 'annotate', 'trl_preference.jsonl'));
     assert.deepEqual(config.trainer, { beta: 0.3, max_steps: 5, seed: 0 });
     assert.equal(config.lora.r, 16);
     assert.match(r.stdout, /command: PYTHONPATH=\S+python \S+ -m ragtrail_trl\.train --config \S+config\.json/);
@@ -98,12 +104,12 @@ describe('ragtrail train', () => {
     const noData = ragtrail('train', '--algo', 'dpo', '--policy-out', join(tmp.dir, 'p.json'));
     assert.equal(noData.status, 2);
     assert.match(noData.stderr, /--algo dpo needs --data DIR/);
-    const noPrm = ragtrail('train', '--algo', 'prorag', '--index', join(demo, 'index'), '--dataset', join(demo, 'world', 'questions.jsonl'), '--policy-out', join(tmp.dir, 'p.json'));
+    const noPrm = ragtrail('train', '--algo', 'prorag', '--index', join(demo, 'seed-0', 'index'), '--dataset', join(demo, 'seed-0', 'world', 'questions.jsonl'), '--policy-out', join(tmp.dir, 'p.json'));
     assert.equal(noPrm.status, 2);
     assert.match(noPrm.stderr, /prorag needs --prm/);
-    const badPolicy = ragtrail('run', '--policy', 'gym', '--agent', 'reasonrag', '--index', join(demo, 'index'), '--dataset', join(demo, 'world', 'questions.jsonl'), '--limit', '1', '--out', join(tmp.dir, 'r2'));
+    const badPolicy = ragtrail('run', '--policy', 'gym', '--agent', 'reasonrag', '--index', join(demo, 'seed-0', 'index'), '--dataset', join(demo, 'seed-0', 'world', 'questions.jsonl'), '--limit', '1', '--out', join(tmp.dir, 'r2'));
     assert.equal(badPolicy.status, 0, badPolicy.stderr);
-    const typo = ragtrail('run', '--policy', 'gim:x.json', '--index', join(demo, 'index'), '--dataset', join(demo, 'world', 'questions.jsonl'), '--out', join(tmp.dir, 'r3'));
+    const typo = ragtrail('run', '--policy', 'gim:x.json', '--index', join(demo, 'seed-0', 'index'), '--dataset', join(demo, 'seed-0', 'world', 'questions.jsonl'), '--out', join(tmp.dir, 'r3'));
     assert.equal(typo.status, 2);
     assert.match(typo.stderr, /gym:FILE/);
     const types = ragtrail('llm-loop', '--question-types', 'single-hop,bridge', '--out', join(tmp.dir, 'loop'));

@@ -1,0 +1,126 @@
+/** Recipes, claims and `ragtrail pipeline` as users run them. */
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { InputError } from '../../src/core/errors.js';
+import { testClaim } from '../../src/pipelines/claims.js';
+import { runPipeline } from '../../src/pipelines/pipeline.js';
+import { loadRecipe, parseRecipe, RECIPE_NAMES } from '../../src/pipelines/recipe.js';
+import { cliRunner, tempDir } from '../helpers.js';
+
+describe('recipes', () => {
+  it('every shipped recipe parses, and each paper recipe states a claim', () => {
+    for (const name of RECIPE_NAMES) {
+      const { recipe } = loadRecipe(name);
+      assert.equal(recipe.name, name);
+      assert.ok(recipe.claims.length >= 1, name);
+      assert.ok(recipe.seeds.length >= 3, `${name}: claims need at least 3 seeds`);
+    }
+  });
+
+  const base = `name: t\npaper: T\ndescription: d\nagent: reasonrag\n`;
+  const bad = (text: string, pattern: RegExp) => assert.throws(() => parseRecipe(base + text, 'r.yaml'), (e: unknown) => e instanceof InputError && pattern.test(e.message));
+
+  it('names the field and the fix for a bad recipe', () => {
+    bad('stages:\n  - { id: a, kind: train, algo: dpo, data: nope }\nevaluate: { systems: [{ name: b }] }\n', /stages\.0 \(a\)\.data names "nope", which is not an earlier annotate stage/);
+    bad('stages:\n  - { id: a, kind: train, algo: grpo, from: later }\nevaluate: { systems: [{ name: b }] }\n', /from names "later"/);
+    bad('stages:\n  - { id: a, kind: train, algo: grpo }\nevaluate: { systems: [{ name: b }] }\nclaims: [{ claim: c, metric: em, treatment: b, control: z }]\n', /claims\.0 names the system "z"/);
+    bad('stages:\n  - { id: a, kind: trian }\nevaluate: { systems: [{ name: b }] }\n', /r\.yaml: stages\.0\.kind/);
+    bad('stages: [\n', /not valid YAML/);
+  });
+});
+
+describe('claims', () => {
+  it('pools seeds into one paired test, with hand-computed numbers', () => {
+    const m = (xs: number[]) => new Map(xs.map((x, i) => [`q${i}`, x]));
+    // Differences 1, 0, 0, 1 (seed 0) and 1, 1, 0, 1 (seed 1): mean 5/8, sd² = (3·(5/8)² + 5·(3/8)²)/7 = 15/56.
+    const row = testClaim('P', { claim: 'c', metric: 'em', treatment: 'a', control: 'b', expect: 'higher', margin: 0.02 }, [
+      { seed: 0, treatment: m([1, 1, 0, 1]), control: m([0, 1, 0, 0]) },
+      { seed: 1, treatment: m([1, 1, 1, 1]), control: m([0, 0, 1, 0]) },
+    ]);
+    assert.equal(row.n, 8);
+    assert.equal(row.delta, 0.625);
+    assert.deepEqual(row.seeds.map((s) => s.delta), [0.5, 0.75]);
+    const t = 0.625 / Math.sqrt(15 / 56 / 8);
+    assert.ok(Math.abs(t - 3.4157) < 1e-3);
+    // Student t with 7 df at 3.4157: two-sided p = 0.01120 (scipy.stats.t.sf(3.4157, 7) * 2).
+    assert.ok(Math.abs(row.p - 0.0112) < 2e-4, String(row.p));
+    assert.equal(row.holds, true);
+    const lower = testClaim('P', { claim: 'c', metric: 'rc', treatment: 'a', control: 'b', expect: 'lower', margin: 0.02 }, [{ seed: 0, treatment: m([1, 1, 0, 1]), control: m([0, 1, 0, 0]) }]);
+    assert.equal(lower.holds, false);
+    const same = testClaim('P', { claim: 'c', metric: 'em', treatment: 'a', control: 'b', expect: 'not-lower', margin: 0.02 }, [{ seed: 0, treatment: m([1, 0, 1, 0]), control: m([1, 0, 1, 0]) }]);
+    assert.deepEqual([same.delta, same.ci, same.holds], [0, [0, 0], true]);
+  });
+});
+
+describe('ragtrail pipeline', () => {
+  const tmp = tempDir();
+  const recipePath = join(tmp.dir, 'small.yaml');
+  const out = join(tmp.dir, 'out');
+  const lines: string[] = [];
+  const recipeText = (dpoBeta: number) => `# a small recipe for the tests
+name: small
+paper: Test
+description: a small end-to-end run
+agent: reasonrag
+world: { entities: 600 }
+seeds: [0, 1]
+trainQuestions: 12
+testQuestions: 10
+stages:
+  - { id: annotate, kind: annotate, method: mcts-spre, mcts: { simulations: 6 } }
+  - { id: dpo, kind: train, algo: dpo, data: annotate, settings: { beta: ${dpoBeta}, epochs: 5 } }
+  - { id: grpo, kind: train, algo: grpo, settings: { epochs: 1, groupSize: 4, reward: em } }
+  - { id: prm, kind: prm, data: annotate }
+evaluate:
+  systems:
+    - { name: base }
+    - { name: DPO, policy: dpo }
+    - { name: GRPO, policy: grpo }
+    - { name: base + PRM, select: prm, prm: prm, n: 3 }
+claims:
+  - { claim: dpo beats grpo, metric: em, treatment: DPO, control: GRPO }
+  - { claim: fewer searches, metric: rc, treatment: DPO, control: GRPO, expect: lower }
+`;
+  before(() => writeFileSync(recipePath, recipeText(0.3)));
+  after(() => tmp.cleanup());
+
+  it('runs every stage per seed, writes the claims, and keeps finished stages on a rerun', async () => {
+    const { recipe, path } = loadRecipe(recipePath);
+    const r = await runPipeline({ recipe, recipePath: path, out, log: (l) => lines.push(l) });
+    assert.equal(r.seeds.length, 2);
+    for (const s of [0, 1]) for (const f of ['world/corpus.jsonl', 'annotate/stage.json', 'dpo/policy.json', 'grpo/policy.json', 'prm/prm.json', 'eval/results.json']) assert.ok(existsSync(join(out, `seed-${s}`, f)), `seed-${s}/${f}`);
+    const results = JSON.parse(readFileSync(join(out, 'results.json'), 'utf8'));
+    assert.equal(results.claims.length, 2);
+    const c = results.claims[0];
+    assert.deepEqual(Object.keys(c).filter((k) => ['paper', 'claim', 'metric', 'treatment', 'control', 'delta', 'ci', 'p', 'holds'].includes(k)).sort(), ['ci', 'claim', 'control', 'delta', 'holds', 'metric', 'p', 'paper', 'treatment']);
+    assert.equal(c.n, 20);
+    assert.ok(readFileSync(join(out, 'results.md'), 'utf8').includes('| dpo beats grpo | em |'));
+    assert.ok(existsSync(join(out, 'report.html')));
+    assert.ok(lines.some((l) => /\[seed 1\] \[3\/6\] dpo: [\d.]+ s/.test(l)), lines.join('\n'));
+
+    // A rerun keeps every stage; a changed DPO setting re-runs DPO and what follows it, nothing before.
+    lines.length = 0;
+    const again = await runPipeline({ recipe, recipePath: path, out, log: (l) => lines.push(l) });
+    assert.equal(lines.filter((l) => l.includes('done before')).length, 12);
+    assert.deepEqual(again.claims.map((x) => x.delta), r.claims.map((x) => x.delta));
+    writeFileSync(recipePath, recipeText(1));
+    lines.length = 0;
+    await runPipeline({ recipe: loadRecipe(recipePath).recipe, recipePath: path, out, seeds: [0], log: (l) => lines.push(l) });
+    assert.ok(lines.some((l) => /annotate: .*done before/.test(l)));
+    assert.ok(lines.some((l) => /dpo: dpo from base on annotate …/.test(l)));
+    assert.ok(lines.some((l) => /grpo: grpo from base …/.test(l)), 'stages after a changed one run again');
+  });
+
+  it('the CLI names an unknown recipe and a bad setting with their fix', () => {
+    const { run } = cliRunner(tmp.dir);
+    const r = run('pipeline', '--recipe', 'nope');
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /no recipe "nope".*reasonrag, rag-gym, lws, prorag, arena/s);
+    writeFileSync(join(tmp.dir, 'bad.yaml'), recipeText(0.3).replace('beta: 0.3', 'betta: 0.3'));
+    const b = run('pipeline', '--recipe', join(tmp.dir, 'bad.yaml'), '--out', join(tmp.dir, 'bad-out'), '--seeds', '0');
+    assert.equal(b.status, 2);
+    assert.match(b.stderr, /stage dpo: "betta" is not a setting of dpo.*beta/s);
+  });
+});
