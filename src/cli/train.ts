@@ -9,7 +9,7 @@ import { demonstrations, preferencePairs } from '../learn/gym/data.js';
 import { readTrees } from '../process/tree.js';
 import type { ValueLabel } from '../process/values.js';
 import { GymPolicy } from '../learn/gym/policy.js';
-import { GYM_ALGOS, type GymAlgo, type LogEntry, type RlAlgo, trainDpo, trainRl, trainSft } from '../learn/gym/train.js';
+import { DPO_BETA, GYM_ALGOS, type GymAlgo, type LogEntry, type RlAlgo, trainDpo, trainRl, trainSft } from '../learn/gym/train.js';
 import { createEnvServer } from '../env/serve/serve-env.js';
 import { ensureVenv, runTrl, type TrlAlgo, type TrlConfig, trlCommand, writeTrlConfig } from '../learn/trl.js';
 import { createPrm } from '../prm/select.js';
@@ -99,6 +99,8 @@ async function trainWithTrl(opts: TrainOpts): Promise<void> {
   if (opts.batch !== undefined) trainer['per_device_train_batch_size'] = opts.batch;
   if (opts.epochs !== undefined) trainer['num_train_epochs'] = opts.epochs;
   if (opts.beta !== undefined && algo === 'dpo') trainer['beta'] = opts.beta;
+  // ReasonRAG's step-DPO β (its training script), not TRL's own default of 0.1.
+  if (algo === 'dpo') trainer['beta'] ??= DPO_BETA;
   if (opts.klBeta !== undefined && algo === 'grpo') trainer['beta'] = opts.klBeta;
   if (opts.groupSize !== undefined && algo === 'grpo') trainer['num_generations'] = opts.groupSize;
   trainer['seed'] ??= opts.seed;
@@ -243,7 +245,7 @@ export function registerTrain(program: Command): void {
     .option('--epochs <n>', 'passes over the data / training questions', intArg(1, 100_000))
     .option('--lr <x>', 'learning rate', numberArg(0, 10))
     .option('--batch <n>', 'batch size', intArg(1, 1_000_000))
-    .option('--beta <x>', 'DPO β', numberArg(0, 1000))
+    .option('--beta <x>', `DPO β (default ${DPO_BETA}, ReasonRAG's, for both engines; TRL's own default is 0.1)`, numberArg(0, 1000))
     .option('--reference-free', 'gym dpo: the reference-free form ReasonRAG writes', false)
     .option('--seed <n>', 'seed', intArg(0), 0)
     .option('--group-size <n>', 'GRPO/DAPO: episodes per question (G)', intArg(2, 1024))

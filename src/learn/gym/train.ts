@@ -51,7 +51,10 @@ export interface OfflineConfig {
   referenceFree: boolean;
 }
 
-export const OFFLINE_DEFAULTS: OfflineConfig = { epochs: 20, lr: 0.05, batch: 32, l2: 1e-4, seed: 0, beta: 1, referenceFree: false };
+/** Step-DPO's β: ReasonRAG's (its DPO script: 0.3), the paper whose method step-DPO is; TRL's own default is 0.1. */
+export const DPO_BETA = 0.3;
+
+export const OFFLINE_DEFAULTS: OfflineConfig = { epochs: 20, lr: 0.05, batch: 32, l2: 1e-4, seed: 0, beta: DPO_BETA, referenceFree: false };
 
 function batches<T>(items: readonly T[], size: number, rng: Rng): T[][] {
   const order = items.map((_, i) => i);
