@@ -127,11 +127,13 @@ export function registerAnnotate(program: Command): void {
       const questions = await loadQuestions(opts.dataset!, opts);
       const note = nonLlmNote(policy);
       if (note && !opts.quiet) console.error(note);
+      // The settings the trees depend on: a judge that only compares siblings (--pairs judge) shapes the derived files, not the trees.
+      const treeJudge = opts.method === 'mcts-judge' || (opts.method === 'rank' && rankSource === 'judge');
       const config = {
         method: opts.method,
         agent: protocol.name,
         policy: policy.name,
-        judge: opts.judge ?? null,
+        judge: treeJudge ? opts.judge! : null,
         index: resolve(opts.index!),
         dataset: resolve(opts.dataset!),
         split: opts.split ?? null,
@@ -149,7 +151,7 @@ export function registerAnnotate(program: Command): void {
         ...(opts.method === 'mcts-puct' && { prior: opts.prior }),
         temperature: opts.temperature ?? null,
         candidates: opts.candidates,
-        rankSource: rankSource ?? null,
+        rankSource: opts.method === 'rank' ? rankSource! : null,
         ...(rankSource === 'rollout' && { rolloutValue: opts.rolloutValue }),
       };
       const mcts = {
