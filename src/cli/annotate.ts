@@ -4,7 +4,8 @@ import type { Command } from 'commander';
 import { InputError } from '../core/errors.js';
 import { ensureOutDir } from '../core/io.js';
 import { createModel } from './setup.js';
-import { ANNOTATE_METHODS, type AnnotateMethod, annotate } from '../process/annotate.js';
+import { ANNOTATE_METHODS, type AnnotateMethod, annotate, defaultPairSource, JUDGE_LOG_FILE } from '../process/annotate.js';
+import { LlmSiblingJudge, PAIR_SOURCES, type PairSource, Q_RULE_DEFAULTS, QRuleJudge } from '../process/sibling-judge.js';
 import type { AnnotationStats } from '../process/stats.js';
 import { applyConfigFile, requireOptions } from './config.js';
 import { PRIOR_MODES, type PriorMode } from '../process/mcts.js';
@@ -37,6 +38,9 @@ interface AnnotateOpts extends AgentOpts {
   minGap: number;
   labelThreshold: number;
   values?: ValueLabel;
+  pairs?: PairSource;
+  pairJudge?: 'rule' | 'llm';
+  pairMinVisits: number;
   quiet: boolean;
 }
 
@@ -50,6 +54,12 @@ export function printStats(s: AnnotationStats): void {
       ['trees reaching an answer / kept', String(s.kept)],
       ['pairs', String(s.pairs)],
       ...(s.values ? [['pairs labelled by', s.values === 'bottom-up' ? 'bottom-up values (F1 · α^depth, N-weighted)' : 'running-mean Q']] : []),
+      ...(s.judge
+        ? [
+            ['pairs labelled by', `a judge comparing siblings: ${s.judge.judge}`],
+            ['sibling sets judged', `${s.judge.nodes}: ${s.judge.pairs} pairs, ${s.judge.declined} without a clear pair, ${s.judge.malformed} unreadable replies, ${s.judge.duplicates} same-action picks (skipped)`],
+          ]
+        : []),
       ['preferred side: actions by type', types(s.chosenTypes)],
       ['rejected side: actions by type', types(s.rejectedTypes)],
       ['iterations avg / min / median / max', sum(s.iterations)],
@@ -58,7 +68,7 @@ export function printStats(s: AnnotationStats): void {
       ...(s.goldPreferred ? [['preferred side is the gold step', `${fixed(100 * s.goldPreferred.share, 1)}% of ${s.goldPreferred.pairs} pairs with one gold side`]] : []),
     ]),
   );
-  console.log(`\nreward gap ${s.values === 'bottom-up' ? '|Δvalue|' : '|ΔQ|'}`);
+  console.log(`\nreward gap ${s.values === 'bottom-up' ? '|Δvalue|' : s.judge ? '|ΔQ| of the judged pairs' : '|ΔQ|'}`);
   const max = Math.max(1, ...s.gapHistogram.map((h) => h.count));
   for (const h of s.gapHistogram) {
     const label = (h.to === null ? `> ${h.from}` : h.to === 1 ? `[${h.from}, 1]` : `[${h.from}, ${h.to})`).padEnd(13);
@@ -92,6 +102,9 @@ export function registerAnnotate(program: Command): void {
     .option('--min-gap <x>', 'pairs: smallest |ΔQ|', numberArg(0, 100), 0.01)
     .option('--values <v>', 'MCTS pair labels: bottom-up (re-score the finished tree: answer F1 · α^depth, N-weighted means; default for mcts-spre) or running-mean (the search\'s Q; default otherwise)', choiceArg(VALUE_LABELS))
     .option('--label-threshold <x>', 'stepwise labels and SFT steps: Q at or above this is good', numberArg(-100, 100), 0.5)
+    .option('--pairs <s>', `MCTS pairs: q-gap (siblings by label, --min-gap, --values) or judge (ProRAG: a judge shown each sibling's step, Q and N names one better and one worse; ${JUDGE_LOG_FILE} logs every verdict). Default: judge for mcts-puct, q-gap otherwise`, choiceArg(PAIR_SOURCES))
+    .option('--pair-judge <j>', '--pairs judge: llm (the --judge model) or rule (no model: the unique highest Q among siblings with N ≥ --pair-min-visits against the lowest; a rule, not a judgement). Default: llm when --judge is given, else rule', choiceArg(['rule', 'llm'] as const))
+    .option('--pair-min-visits <n>', '--pair-judge rule: compare only siblings visited at least this often', intArg(1, 1_000_000), Q_RULE_DEFAULTS.minVisits)
     .option('--config <file>', 'JSON file of option values (command-line flags win)')
     .option('--quiet', 'no progress line', false)
     .hook('preAction', (c) => applyConfigFile(c));
@@ -103,17 +116,24 @@ export function registerAnnotate(program: Command): void {
       if (opts.method === 'rank' && !rankSource) throw new InputError('--method rank needs --judge SPEC, or --rank-source rollout|random');
       if ((opts.method === 'mcts-judge' || rankSource === 'judge') && !opts.judge) throw new InputError(`--method ${opts.method} needs --judge SPEC`);
       if (opts.method === 'rank' && opts.values) throw new InputError('--values labels search-tree pairs; --method rank ranks candidates instead', 'drop --values or use an mcts method');
+      const pairs = opts.pairs ?? defaultPairSource(opts.method);
+      if (pairs === 'judge' && opts.method === 'rank') throw new InputError('--pairs judge compares siblings of search trees; --method rank ranks candidates instead', 'drop --pairs or use an mcts method');
+      if (pairs === 'judge' && opts.values) throw new InputError(`--values labels q-gap pairs; the pairs of ${opts.pairs ? '--pairs judge' : `--method ${opts.method}`} come from a judge`, 'add --pairs q-gap to mine pairs by --values, or drop --values');
+      const pairJudgeKind = opts.pairJudge ?? (opts.judge ? 'llm' : 'rule');
+      if (pairs === 'judge' && pairJudgeKind === 'llm' && !opts.judge) throw new InputError('--pair-judge llm needs --judge SPEC', 'or --pair-judge rule for the offline rule');
       // PUCT priors come from the sampled steps' token log-probabilities (unless uniform, as ProRAG's code).
       const { protocol, policy, llm, retriever, env } = await setupAgent(opts, { logprobs: opts.method === 'mcts-puct' && opts.prior !== 'uniform' });
       const judge = opts.judge ? await createModel(opts.judge, opts) : undefined;
       const questions = await loadQuestions(opts.dataset!, opts);
       const note = nonLlmNote(policy);
       if (note && !opts.quiet) console.error(note);
+      // The settings the trees depend on: a judge that only compares siblings (--pairs judge) shapes the derived files, not the trees.
+      const treeJudge = opts.method === 'mcts-judge' || (opts.method === 'rank' && rankSource === 'judge');
       const config = {
         method: opts.method,
         agent: protocol.name,
         policy: policy.name,
-        judge: opts.judge ?? null,
+        judge: treeJudge ? opts.judge! : null,
         index: resolve(opts.index!),
         dataset: resolve(opts.dataset!),
         split: opts.split ?? null,
@@ -131,7 +151,7 @@ export function registerAnnotate(program: Command): void {
         ...(opts.method === 'mcts-puct' && { prior: opts.prior }),
         temperature: opts.temperature ?? null,
         candidates: opts.candidates,
-        rankSource: rankSource ?? null,
+        rankSource: opts.method === 'rank' ? rankSource! : null,
         ...(rankSource === 'rollout' && { rolloutValue: opts.rolloutValue }),
       };
       const mcts = {
@@ -161,6 +181,8 @@ export function registerAnnotate(program: Command): void {
         minGap: opts.minGap,
         labelThreshold: opts.labelThreshold,
         values: opts.values,
+        pairs,
+        ...(pairs === 'judge' && { pairJudge: pairJudgeKind === 'llm' ? new LlmSiblingJudge(judge!) : new QRuleJudge({ minVisits: opts.pairMinVisits }) }),
         config,
         usage: llm ? () => llm.totals : undefined,
         quiet: opts.quiet,

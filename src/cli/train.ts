@@ -5,11 +5,14 @@ import type { Command } from 'commander';
 import { InputError } from '../core/errors.js';
 import { getProtocol } from '../agents/registry.js';
 import { createPolicy } from '../eval/systems.js';
-import { demonstrations, preferencePairs } from '../learn/gym/data.js';
+import { demonstrations, preferencePairs, statePairs } from '../learn/gym/data.js';
+import { readJsonlValues } from '../core/io.js';
+import type { Pair } from '../process/mine.js';
 import { readTrees } from '../process/tree.js';
 import type { ValueLabel } from '../process/values.js';
 import { GymPolicy } from '../learn/gym/policy.js';
 import { DPO_BETA, GYM_ALGOS, type GymAlgo, type LogEntry, type RlAlgo, trainDpo, trainRl, trainSft } from '../learn/gym/train.js';
+import { RFT_DEFAULTS, trainRft } from '../learn/gym/rft.js';
 import { createEnvServer } from '../env/serve/serve-env.js';
 import { ensureVenv, runTrl, type TrlAlgo, type TrlConfig, trlCommand, writeTrlConfig } from '../learn/trl.js';
 import { createPrm } from '../prm/select.js';
@@ -47,6 +50,11 @@ interface TrainOpts extends Omit<EnvOpts, 'agent'> {
   stageSwitch?: number;
   stepForm?: 'code' | 'spec';
   lambdaF?: number;
+  controlWeight?: number;
+  rftThreshold?: number;
+  rftSamples?: number;
+  rftFilter?: 'episode' | 'step';
+  rftCorrect?: number;
   // TRL
   out?: string;
   model: string;
@@ -183,18 +191,41 @@ async function trainGym(opts: TrainOpts): Promise<void> {
   const t0 = performance.now();
   let log: LogEntry[];
   const common = { seed: opts.seed, ...(opts.lr !== undefined ? { lr: opts.lr } : {}), ...(opts.epochs !== undefined ? { epochs: opts.epochs } : {}) };
+  if (opts.controlWeight !== undefined && algo !== 'sft' && algo !== 'rft') throw new InputError(`--control-weight weights the SFT loss; --algo ${algo} has none`, 'use it with --algo sft or rft');
+  const sftOptions = { ...(opts.batch ? { batch: opts.batch } : {}), ...(opts.controlWeight !== undefined ? { controlWeight: opts.controlWeight } : {}) };
   if (algo === 'sft') {
     const demos = demonstrations(trees);
     if (demos.length === 0) throw new InputError(`${opts.data}: no demonstrations (no best-path step reached Q ≥ 0.5)`, 'annotate more questions or with more simulations');
-    console.log(`sft on ${demos.length} demonstrated steps from ${trees.length} trees`);
-    log = trainSft(policy, demos, { ...common, ...(opts.batch ? { batch: opts.batch } : {}) }, printLog('sft'));
+    console.log(`sft on ${demos.length} demonstrated steps from ${trees.length} trees${opts.controlWeight !== undefined && opts.controlWeight !== 1 ? ` (action-type decision weighted ${opts.controlWeight})` : ''}`);
+    log = trainSft(policy, demos, { ...common, ...sftOptions }, printLog('sft'));
   } else if (algo === 'dpo') {
-    // The labels the annotation mined its pairs by (stats.json), so that DPO trains on the pairs it wrote.
-    const stats = opts.data && existsSync(join(opts.data, 'stats.json')) ? (JSON.parse(readFileSync(join(opts.data, 'stats.json'), 'utf8')) as { values?: ValueLabel }) : {};
-    const pairs = preferencePairs(trees, undefined, stats.values);
+    // The labels the annotation mined its pairs by (stats.json), so that DPO trains on the pairs it wrote;
+    // a judge's pairs cannot be re-mined from the trees and are read from its pairs.jsonl.
+    const stats = opts.data && existsSync(join(opts.data, 'stats.json')) ? (JSON.parse(readFileSync(join(opts.data, 'stats.json'), 'utf8')) as { values?: ValueLabel; pairSource?: string }) : {};
+    const pairs = stats.pairSource === 'judge' ? statePairs(trees, await readJsonlValues<Pair>(join(opts.data!, 'pairs.jsonl'))) : preferencePairs(trees, undefined, stats.values);
     if (pairs.length === 0) throw new InputError(`${opts.data}: no preference pairs`, 'annotate more questions or with more simulations');
     console.log(`step-level dpo on ${pairs.length} pairs from ${trees.length} trees${opts.referenceFree ? ' (reference-free)' : ''}`);
     log = trainDpo(policy, pairs, { ...common, ...(opts.batch ? { batch: opts.batch } : {}), ...(opts.beta !== undefined ? { beta: opts.beta } : {}), referenceFree: opts.referenceFree }, printLog('dpo'));
+  } else if (algo === 'rft') {
+    if (!opts.prm) throw new InputError('--algo rft needs --prm SPEC: the PRM whose step scores filter the sampled episodes', 'e.g. --prm prm.json from `ragtrail prm train`');
+    const service = await envServiceFrom({ ...opts, agent, reward: undefined, option: [] });
+    const prm = await createPrm(opts.prm, { apiKey: opts.apiKey });
+    const cfg = {
+      ...common,
+      ...sftOptions,
+      ...(opts.rftSamples !== undefined ? { samples: opts.rftSamples } : {}),
+      ...(opts.rftThreshold !== undefined ? { threshold: opts.rftThreshold } : {}),
+      ...(opts.temperature !== undefined ? { temperature: opts.temperature } : {}),
+      ...(opts.rftFilter ? { filter: opts.rftFilter } : {}),
+      ...(opts.rftCorrect !== undefined ? { correct: 'f1' as const, f1Threshold: opts.rftCorrect } : {}),
+    };
+    const samples = cfg.samples ?? RFT_DEFAULTS.samples;
+    console.log(`rft on ${service.opts.questions.length} questions: ${samples} episodes each at T ${cfg.temperature ?? RFT_DEFAULTS.temperature}, kept when ${opts.rftCorrect !== undefined ? `F1 ≥ ${opts.rftCorrect}` : 'EM'} and sigmoid(PRM) ≥ ${cfg.threshold ?? RFT_DEFAULTS.threshold} at ${(cfg.filter ?? RFT_DEFAULTS.filter) === 'episode' ? 'every step' : 'the step'}`);
+    const r = await trainRft(policy, { env: service.opts.env, questions: service.opts.questions, prm, onLog: printLog('rft') }, cfg);
+    const c = r.counts;
+    console.log(`rft: ${c.sampled} episodes sampled, ${c.correct} correct, ${c.kept} kept (${c.keptSteps} steps from ${c.keptQuestions} of ${c.questions} questions)`);
+    if (r.log.length === 0) throw new InputError(`rft: no sampled episode passed the filters (${c.correct} of ${c.sampled} correct); the policy was not trained`, 'raise --rft-samples, lower --rft-threshold, or start from a warmer policy (--init)');
+    log = r.log;
   } else {
     // The gym trainers compute rewards themselves (with --reward and --option); the service only supplies the environment.
     const service = await envServiceFrom({ ...opts, agent, reward: undefined, option: [] });
@@ -235,7 +266,7 @@ async function trainGym(opts: TrainOpts): Promise<void> {
 export function registerTrain(program: Command): void {
   const cmd = program
     .command('train')
-    .description('train a policy: the TypeScript gym policy (--engine gym: sft, dpo, grpo, dapo, lws, prorag) or an LLM through TRL (--engine trl: sft, dpo, prm, grpo)')
+    .description('train a policy: the TypeScript gym policy (--engine gym: sft, dpo, grpo, dapo, lws, prorag, rft) or an LLM through TRL (--engine trl: sft, dpo, prm, grpo)')
     .option('--algo <name>', `${ALGOS.join(', ')} (required unless --setup-only)`, choiceArg(ALGOS))
     .option('--engine <e>', 'gym (TypeScript, offline) or trl (Python, TRL trainers)', choiceArg(['gym', 'trl'] as const), 'gym')
     .option('--data <dir>', 'sft/dpo/prm: the --out folder of `ragtrail annotate` (trl: or one of its trl_*.jsonl files)')
@@ -251,7 +282,7 @@ export function registerTrain(program: Command): void {
     .option('--group-size <n>', 'GRPO/DAPO: episodes per question (G)', intArg(2, 1024))
     .option('--questions-per-batch <n>', 'gym RL: questions per update', intArg(1, 1_000_000))
     .option('--updates <n>', 'gym RL: gradient steps per batch of episodes (μ)', intArg(1, 1000))
-    .option('--temperature <t>', 'gym RL: sampling temperature of the rollouts', numberArg(0.01, 100))
+    .option('--temperature <t>', 'gym RL and rft: sampling temperature of the rollouts', numberArg(0.01, 100))
     .option('--kl-beta <x>', 'KL coefficient (gym grpo/prorag default 0.04; dapo 0; lws 1e-4 as its verl runs)', numberArg(0, 100))
     .option('--kl <k>', 'gym RL: KL estimator k1, k2 (ARENA) or k3 (GRPO)', choiceArg(['k1', 'k2', 'k3'] as const))
     .option('--eps-low <x>', 'gym RL: lower clip ε', numberArg(0, 1))
@@ -259,6 +290,11 @@ export function registerTrain(program: Command): void {
     .option('--stage-switch <x>', 'gym lws: share of the batches after which the stage-2 reward replaces stage 1 (LWS: 0.5)', numberArg(0, 1))
     .option('--step-form <f>', "gym prorag: step reward sigmoid(PRM) + (+1 / −2) for the schema (code, ProRAG's) or PRM + λ_f·1[schema] (spec)", choiceArg(['code', 'spec'] as const))
     .option('--lambda-f <x>', 'gym prorag, spec form: weight λ_f of the step-format term', numberArg(0, 100))
+    .option('--control-weight <x>', "gym sft/rft: λ, the weight of the action-type decision (search / answer / extract) in the NLL, as ProRAG's warm-up weights its control tokens (1: plain SFT)", numberArg(0, 1000))
+    .option('--rft-samples <k>', `gym rft: episodes sampled per training question (default ${RFT_DEFAULTS.samples}; --temperature sets their temperature, default ${RFT_DEFAULTS.temperature})`, intArg(1, 10_000))
+    .option('--rft-threshold <x>', `gym rft: a step passes when sigmoid(PRM) is at least this (default ${RFT_DEFAULTS.threshold}: ProRAG's code keeps logit ≥ 0)`, numberArg(0, 1))
+    .option('--rft-filter <f>', 'gym rft: episode (keep correct episodes whose every step passes; default) or step (keep the passing steps of correct episodes, as the paper and its code)', choiceArg(['episode', 'step'] as const))
+    .option('--rft-correct <f1>', 'gym rft: count an episode correct when its F1 is at least this (default: exact match)', numberArg(0, 1))
     .option('--out <dir>', 'trl: output folder (model, trl-config.json, log_history.jsonl, summary.json)')
     .option('--model <m>', 'trl: "tiny" (random model built from a config, for smoke runs), a checkpoint folder or a hub id', 'tiny')
     .option('--lora', 'trl: train LoRA adapters (PEFT) instead of all weights', false)

@@ -4,10 +4,11 @@
  * question finishes; a re-run skips finished questions and, every sample being seeded and every
  * deterministic call cached, rebuilds the rest identically. Then the derived files, written in dataset
  * order so that they do not depend on which question finished first: pairs.jsonl, trl_preference.jsonl,
- * trl_sft.jsonl, trl_stepwise.jsonl, prm_pairs.jsonl, stats.json.
+ * trl_sft.jsonl, trl_stepwise.jsonl, prm_pairs.jsonl, stats.json — and judge_log.jsonl when a judge
+ * compared the siblings (`pairs: 'judge'`, ProRAG's default; sibling-judge.ts).
  */
 import { checkRunConfig } from '../core/run-config.js';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppendLog } from '../core/append-log.js';
 import { writeJsonl } from '../core/io.js';
@@ -25,6 +26,7 @@ import { Mcts, type MctsOptions, PUCT_DEFAULTS, UCT_DEFAULTS } from './mcts.js';
 import { minePairs, type Pair } from './mine.js';
 import { annotateByRanking, RANK_DEFAULTS, type RankOptions } from './rank.js';
 import { annotationStats, type AnnotationStats } from './stats.js';
+import { judgePairs, type JudgeCounts, type PairSource, QRuleJudge, type SiblingJobOptions, type SiblingJudge } from './sibling-judge.js';
 import { readTrees, saveTree, type SavedTree } from './tree.js';
 import { bottomUpTreeValues, type ValueLabel } from './values.js';
 
@@ -32,6 +34,8 @@ export const ANNOTATE_METHODS = ['mcts-spre', 'mcts-judge', 'mcts-puct', 'rank']
 export type AnnotateMethod = (typeof ANNOTATE_METHODS)[number];
 
 export const OUTPUT_FILES = ['trees.jsonl', 'pairs.jsonl', 'trl_preference.jsonl', 'trl_sft.jsonl', 'trl_stepwise.jsonl', 'prm_pairs.jsonl', 'stats.json'] as const;
+/** Written beside them when a judge made the pairs: one line per judged node (its verdict, raw text of unreadable replies). */
+export const JUDGE_LOG_FILE = 'judge_log.jsonl';
 
 export interface AnnotateOptions {
   method: AnnotateMethod;
@@ -47,6 +51,12 @@ export interface AnnotateOptions {
   minGap?: number;
   /** How search-tree pairs are labelled (default: bottom-up for mcts-spre, running-mean otherwise). */
   values?: ValueLabel;
+  /** Search trees: pairs by the Q gap of siblings, or by a judge comparing them (default: judge for mcts-puct). */
+  pairs?: PairSource;
+  /** The judge of `pairs: 'judge'` (default: the offline rule QRuleJudge). */
+  pairJudge?: SiblingJudge;
+  /** Which sibling sets go before the judge. */
+  siblings?: Partial<SiblingJobOptions>;
   /** Q at or above which a step is labelled good (stepwise) or kept for SFT (0.5). */
   labelThreshold?: number;
   /** Settings recorded in annotate.json and checked on resume. */
@@ -130,12 +140,15 @@ export async function annotate(opts: AnnotateOptions): Promise<AnnotateResult> {
     log.close();
     progress.finish(note());
     if (failure !== undefined) throw failure;
+    const pairs = opts.pairs ?? defaultPairSource(opts.method);
     const stats = await deriveOutputs(opts.outDir, opts.questions, {
       minGap: opts.minGap ?? 0.01,
       labelThreshold: opts.labelThreshold ?? 0.5,
       gold: goldFor(opts.policy),
       values: opts.values ?? defaultValueLabel(opts.method),
       alpha: opts.mcts?.alpha ?? UCT_DEFAULTS.alpha,
+      pairs,
+      ...(pairs === 'judge' && { judge: opts.pairJudge ?? new QRuleJudge(), siblings: opts.siblings, concurrency: opts.concurrency }),
     });
     return { annotated: todo.length, skipped, stats };
   } finally {
@@ -147,6 +160,11 @@ export async function annotate(opts: AnnotateOptions): Promise<AnnotateResult> {
 function goldFor(policy: Policy): (state: State) => Action | undefined {
   const oracle = new OraclePolicy(policy.protocol);
   return (state) => (state.question.decomposition?.length || state.question.supporting?.length ? oracle.act(state) : undefined);
+}
+
+/** ProRAG's trees (mcts-puct) get judge-compared sibling pairs, as ProRAG builds its PRM data; the others the Q gap. */
+export function defaultPairSource(method: AnnotateMethod): PairSource {
+  return method === 'mcts-puct' ? 'judge' : 'q-gap';
 }
 
 /** SPRE trees are labelled bottom-up as ReasonRAG's labeller does; judge and PUCT trees by their search's Q. */
@@ -162,18 +180,40 @@ export function pairLabels(tree: SavedTree, values: ValueLabel = defaultValueLab
   return values === 'bottom-up' && tree.method !== 'rank' ? bottomUpTreeValues(tree, alpha) : undefined;
 }
 
-/** Writes the pair and trainer files from trees.jsonl, in dataset order. */
-export async function deriveOutputs(
-  outDir: string,
-  questions: readonly Question[] | undefined,
-  opts: { minGap: number; labelThreshold: number; gold?: (state: State) => Action | undefined; values?: ValueLabel; alpha?: number },
-): Promise<AnnotationStats> {
+export interface DeriveOptions {
+  minGap: number;
+  labelThreshold: number;
+  gold?: (state: State) => Action | undefined;
+  values?: ValueLabel;
+  alpha?: number;
+  /** Search trees: the Q gap (default) or a judge comparing siblings (`judge` required). */
+  pairs?: PairSource;
+  judge?: SiblingJudge;
+  siblings?: Partial<SiblingJobOptions>;
+  /** Judge calls at once (default 8). */
+  concurrency?: number;
+}
+
+/**
+ * Writes the pair and trainer files from trees.jsonl, in dataset order. With `pairs: 'judge'` the
+ * search trees' pairs come from the judge (ranking trees keep their rank pairs) and judge_log.jsonl
+ * records every judged node.
+ */
+export async function deriveOutputs(outDir: string, questions: readonly Question[] | undefined, opts: DeriveOptions): Promise<AnnotationStats> {
   const order = new Map((questions ?? []).map((q, i) => [q.id, i]));
   const trees = (await readTrees(outDir)).sort((a, b) => (order.get(a.id) ?? Infinity) - (order.get(b.id) ?? Infinity) || a.id.localeCompare(b.id));
+  if (opts.pairs === 'judge' && !opts.judge) throw new Error('deriveOutputs: pairs "judge" needs a judge');
+  let judged: { byTree: Map<string, Pair[]>; counts: JudgeCounts } | undefined;
+  if (opts.pairs === 'judge') {
+    const r = await judgePairs(trees, opts.judge!, { ...opts.siblings, concurrency: opts.concurrency });
+    const byTree = new Map<string, Pair[]>();
+    for (const p of r.pairs) byTree.set(p.questionId, [...(byTree.get(p.questionId) ?? []), p]);
+    await writeJsonl(join(outDir, JUDGE_LOG_FILE), r.records);
+    judged = { byTree, counts: r.counts };
+  } else rmSync(join(outDir, JUDGE_LOG_FILE), { force: true });
   const pairs: Pair[] = [];
   const perTree = trees.map((t) => {
-    const values = pairLabels(t, opts.values ?? 'running-mean', opts.alpha ?? UCT_DEFAULTS.alpha);
-    const p = minePairs(t, { minGap: opts.minGap, values });
+    const p = judged && t.method !== 'rank' ? (judged.byTree.get(t.id) ?? []) : minePairs(t, { minGap: opts.minGap, values: pairLabels(t, opts.values ?? 'running-mean', opts.alpha ?? UCT_DEFAULTS.alpha) });
     pairs.push(...p);
     return { tree: t, pairs: p };
   });
@@ -183,7 +223,10 @@ export async function deriveOutputs(
   await writeJsonl(join(outDir, 'trl_stepwise.jsonl'), trees.filter((t) => t.method !== 'rank' || t.kept).flatMap((t) => stepwiseExamples(t, opts.labelThreshold)));
   await writeJsonl(join(outDir, 'prm_pairs.jsonl'), perTree.flatMap(({ tree, pairs: p }) => p.map((x) => prmPair(tree, x))));
   const stats = annotationStats(trees, pairs, opts.gold);
-  if (trees.some((t) => t.method !== 'rank')) stats.values = opts.values ?? 'running-mean';
+  if (judged) {
+    stats.pairSource = 'judge';
+    stats.judge = judged.counts;
+  } else if (trees.some((t) => t.method !== 'rank')) stats.values = opts.values ?? 'running-mean';
   writeFileSync(join(outDir, 'stats.json'), JSON.stringify(stats, null, 2) + '\n');
   return stats;
 }

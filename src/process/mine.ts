@@ -16,7 +16,7 @@ export interface PairSide {
   type: 'A' | 'Q' | 'E' | 'X';
   q: number;
   n: number;
-  /** The bottom-up value, where pairs were labelled by it. */
+  /** The label the pair was made by: the bottom-up value, or a judge's 1 (chosen) / 0 (rejected). */
   value?: number;
 }
 
@@ -30,8 +30,10 @@ export interface Pair {
   depth: number;
   chosen: PairSide;
   rejected: PairSide;
-  /** label(chosen) − label(rejected): bottom-up values, or Q. */
+  /** label(chosen) − label(rejected): bottom-up values, or Q; judge pairs: Q(chosen) − Q(rejected). */
   gap: number;
+  /** Judge-labelled pairs (sibling-judge.ts): which judge, and its reason. */
+  judge?: { name: string; reason?: string };
 }
 
 export interface MineOptions {

@@ -34,6 +34,9 @@ export interface AnnotationStats {
   gapHistogram: { from: number; to: number | null; count: number }[];
   /** Search trees: how pairs were labelled (bottom-up values or running-mean Q). */
   values?: string;
+  /** Search trees: "judge" when a judge compared siblings (its counts in `judge`); absent for the Q gap. */
+  pairSource?: string;
+  judge?: { judge: string; nodes: number; pairs: number; declined: number; malformed: number; duplicates: number };
   /** Share of pairs, among those where exactly one side is the gold step, whose preferred side is. */
   goldPreferred?: { pairs: number; share: number };
 }

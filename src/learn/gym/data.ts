@@ -9,7 +9,7 @@ import type { Protocol } from '../../agents/protocol.js';
 import type { State } from '../../env/env.js';
 import { bestPath } from '../../process/export.js';
 import { pairLabels } from '../../process/annotate.js';
-import { minePairs } from '../../process/mine.js';
+import { minePairs, type Pair } from '../../process/mine.js';
 import type { ValueLabel } from '../../process/values.js';
 import { type SavedTree, stateAt } from '../../process/tree.js';
 import { type Choice, choicesFor, indexOf } from './policy.js';
@@ -56,6 +56,22 @@ export function preferencePairs(trees: readonly SavedTree[], minGap = 0.01, valu
       if (!usable(p.chosen.action) || !usable(p.rejected.action)) continue;
       out.push({ state: stateAt(tree, p.parent), chosen: p.chosen.action, rejected: p.rejected.action, questionId: tree.id, gap: p.gap });
     }
+  }
+  return out;
+}
+
+/**
+ * Step preference pairs as an annotation wrote them (its pairs.jsonl), rebuilt as states: for pairs no
+ * re-mining can give, such as a judge's (`annotate --pairs judge`). Pairs with a side that is not a valid
+ * action, or of a question without a tree, are left out.
+ */
+export function statePairs(trees: readonly SavedTree[], pairs: readonly Pair[]): StatePair[] {
+  const byId = new Map(trees.map((t) => [t.id, t]));
+  const out: StatePair[] = [];
+  for (const p of pairs) {
+    const tree = byId.get(p.questionId);
+    if (!tree || !usable(p.chosen.action) || !usable(p.rejected.action)) continue;
+    out.push({ state: stateAt(tree, p.parent), chosen: p.chosen.action, rejected: p.rejected.action, questionId: tree.id, gap: p.gap });
   }
   return out;
 }

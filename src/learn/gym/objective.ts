@@ -42,6 +42,58 @@ export function sftLoss(model: ScoreModel, batch: readonly Demonstration[], grad
   return loss / batch.length;
 }
 
+/**
+ * The action type of each candidate (search / answer / extract…): the "control" decision that
+ * ProRAG's tags (<subquery>, <subanswer>, <answer>) carry in the text.
+ */
+export function candidateTypes(choice: Choice): string[] {
+  return choice.candidates.map((c) => c.action.type);
+}
+
+/**
+ * log P(T | s) of the target's action type T, P(T | s) = Σ_{j: type j = T} π(j | s), and, with `grad`,
+ * adds scale · ∇ log P(T | s), where
+ *   ∇ log P(T | s) = (1/τ) · Σ_j (1[j ∈ T] π(j | T) − π(j | s)) ∇r(x_j),   π(j | T) = π(j | s) / P(T | s).
+ */
+export function logTypeProb(model: ScoreModel, choice: Choice, i: number, tau = 1, grad?: Float64Array, scale = 1): number {
+  const types = candidateTypes(choice);
+  if (types.length !== choice.features.length) throw new Error('logTypeProb: the choice has no candidate actions to read types from');
+  const scores = choice.features.map((x) => model.forward(x));
+  const lp = logSoftmax(scores, tau);
+  const type = types[i];
+  const inType = lp.filter((_, j) => types[j] === type);
+  const m = Math.max(...inType);
+  const logPT = m + Math.log(inType.reduce((acc, x) => acc + Math.exp(x - m), 0));
+  if (grad && scale !== 0) {
+    const t = tau > 0 ? tau : 1;
+    choice.features.forEach((x, j) => {
+      const p = Math.exp(lp[j]!);
+      const coef = (scale / t) * ((types[j] === type ? Math.exp(lp[j]! - logPT) : 0) - p);
+      if (coef !== 0) model.forward(x, grad, coef);
+    });
+  }
+  return logPT;
+}
+
+/**
+ * ProRAG's format-aware warm-up (§3.1, eq. 1: control tokens weighted by λ), as the gym has it. The NLL
+ * of a demonstrated action factorises into the choice of its type T and the choice within the type,
+ *   −log π(a* | s) = −log P(T | s) − log P(a* | T, s),
+ * and the control decision is weighted by λ (`controlWeight`):
+ *   L = (1/B) Σ [λ · (−log P(T | s)) + (−log P(a* | T, s))] = (1/B) Σ [−log π(a* | s) + (λ − 1) · (−log P(T | s))].
+ * The second form is what is computed: at λ = 1 the added term is exactly 0, so the loss and its
+ * gradient are those of `sftLoss` bit for bit. Where a state allows one type only, P(T | s) = 1.
+ */
+export function controlSftLoss(model: ScoreModel, batch: readonly Demonstration[], controlWeight: number, grad?: Float64Array, tau = 1): number {
+  let loss = 0;
+  const extra = controlWeight - 1;
+  for (const d of batch) {
+    loss -= logProb(model, d.choice, d.target, tau, grad, -1 / batch.length);
+    loss -= extra * logTypeProb(model, d.choice, d.target, tau, grad, -extra / batch.length);
+  }
+  return loss / batch.length;
+}
+
 // ----------------------------------------------------------------------------------------- DPO
 
 export interface StepPair {

@@ -1,13 +1,16 @@
 /**
  * Trainers of the gym policy, each following the reference maths of rewards/rl.ts (SPEC §6):
  *
- *   sft     NLL of demonstrated actions (the best-path steps of annotated trees)
+ *   sft     NLL of demonstrated actions (the best-path steps of annotated trees); `controlWeight` λ
+ *           weights the choice of the action's type as ProRAG's warm-up weights its control tokens
  *   dpo     step-level DPO on mined preference pairs against the frozen starting policy (ReasonRAG)
  *   grpo    on-policy groups of G episodes per question, outcome reward, group-normalised advantages,
  *           clip 0.2, k3 KL to the starting policy, per-episode averaging
  *   dapo    decoupled clip 0.2 / 0.28, no KL, step-level ("token") averaging, dynamic sampling (LWS)
  *   lws     dapo with LWS's staged rewards: lws-stage1 first, lws-stage2 after `stageSwitch`
  *   prorag  GRPO with the dual-granularity advantage: outcome (prorag-outcome) + w · PRM step reward
+ *   rft     ProRAG's PRM-filtered rejection-sampling fine-tuning: sample, keep correct episodes whose
+ *           every step the PRM passes, SFT on their steps (rft.ts)
  *
  * All are seeded and deterministic; the optimiser is Adam over the score model's parameters.
  */
@@ -22,13 +25,13 @@ import { dualGranularityAdvantages, grpoAdvantages, mean } from '../../rewards/r
 import { composeScheme, type ComposedScheme } from '../../rewards/schemes.js';
 import { createEmbedder, type Embedder } from '../../retrieval/embedders/embedder.js';
 import { choiceWith, type StateAction, type StatePair } from './data.js';
-import { clippedPolicyLoss, type ClipOptions, type Demonstration, logProb, type RatioStats, type SampledStep, sftLoss, type StepPair, stepDpoLoss } from './objective.js';
+import { clippedPolicyLoss, type ClipOptions, controlSftLoss, type Demonstration, logProb, type RatioStats, type SampledStep, type StepPair, stepDpoLoss } from './objective.js';
 import type { GymPolicy } from './policy.js';
 import { type Episode, sampleEpisode } from './rollout.js';
 
-export const GYM_ALGOS = ['sft', 'dpo', 'grpo', 'dapo', 'lws', 'prorag'] as const;
+export const GYM_ALGOS = ['sft', 'dpo', 'grpo', 'dapo', 'lws', 'prorag', 'rft'] as const;
 export type GymAlgo = (typeof GYM_ALGOS)[number];
-export type RlAlgo = Exclude<GymAlgo, 'sft' | 'dpo'>;
+export type RlAlgo = Exclude<GymAlgo, 'sft' | 'dpo' | 'rft'>;
 
 /** One line of a training log (per epoch for sft/dpo, per iteration for RL). */
 export interface LogEntry {
@@ -49,12 +52,17 @@ export interface OfflineConfig {
   beta: number;
   /** DPO without the reference policy (ReasonRAG's written form). */
   referenceFree: boolean;
+  /**
+   * SFT: λ, the weight of the action-type ("control") decision in the NLL (ProRAG §3.1, eq. 1);
+   * 1 is plain SFT. See objective.ts `controlSftLoss`.
+   */
+  controlWeight: number;
 }
 
 /** Step-DPO's β: ReasonRAG's (its DPO script: 0.3), the paper whose method step-DPO is; TRL's own default is 0.1. */
 export const DPO_BETA = 0.3;
 
-export const OFFLINE_DEFAULTS: OfflineConfig = { epochs: 20, lr: 0.05, batch: 32, l2: 1e-4, seed: 0, beta: DPO_BETA, referenceFree: false };
+export const OFFLINE_DEFAULTS: OfflineConfig = { epochs: 20, lr: 0.05, batch: 32, l2: 1e-4, seed: 0, beta: DPO_BETA, referenceFree: false, controlWeight: 1 };
 
 function batches<T>(items: readonly T[], size: number, rng: Rng): T[][] {
   const order = items.map((_, i) => i);
@@ -103,11 +111,15 @@ function offlineLoop<T>(policy: GymPolicy, items: readonly T[], cfg: OfflineConf
   return log;
 }
 
-/** SFT: minimises −log π(a* | s) over the demonstrations. */
+/**
+ * SFT: minimises −log π(a* | s) over the demonstrations; with `controlWeight` λ ≠ 1, ProRAG's
+ * format-aware form λ·(−log P(type of a* | s)) + (−log P(a* | its type, s)) (identical at λ = 1).
+ */
 export function trainSft(policy: GymPolicy, data: readonly StateAction[], config: Partial<OfflineConfig> = {}, onLog?: (e: LogEntry) => void): LogEntry[] {
   const cfg = { ...OFFLINE_DEFAULTS, ...config };
+  if (!(cfg.controlWeight >= 0) || !Number.isFinite(cfg.controlWeight)) throw new Error(`controlWeight must be a finite number ≥ 0, got ${cfg.controlWeight}`);
   const demos = toDemonstrations(policy, data);
-  return offlineLoop(policy, demos, cfg, (b, g) => sftLoss(policy.model, b, g), onLog);
+  return offlineLoop(policy, demos, cfg, (b, g) => controlSftLoss(policy.model, b, cfg.controlWeight, g), onLog);
 }
 
 /** Step-level DPO against the policy as it was before training (or reference-free). */
@@ -190,13 +202,22 @@ interface Group {
  * code form sigmoid(PRM logit) + (+1 / −2), spec form PRM + λ_f·1[schema] (SPEC §4, §9; rewards/prorag.ts).
  */
 export async function proragStepScores(prm: PRM, ep: Episode, form: ProragForm = 'code', lambdaF = 1): Promise<number[]> {
-  const raw: number[] = [];
-  for (const d of ep.decisions) {
-    const c = d.choice.candidates[d.action]!;
-    raw.push((await prm.score(d.state, [{ action: c.action, raw: '' }]))[0]!);
-  }
+  const raw = await episodePrmScores(prm, ep);
   // Decision k is the episode's step k.
   return proragStepRewards({ steps: ep.trajectory.steps.slice(0, raw.length) }, raw, form, lambdaF);
+}
+
+/**
+ * The PRM's output (a logit for the trained PRM) for each step of an episode, in the state it was taken
+ * in; the candidate's text is the step as the episode wrote it (decision k is the episode's step k).
+ */
+export async function episodePrmScores(prm: PRM, ep: Episode): Promise<number[]> {
+  const out: number[] = [];
+  for (const [k, d] of ep.decisions.entries()) {
+    const c = d.choice.candidates[d.action]!;
+    out.push((await prm.score(d.state, [{ action: c.action, raw: ep.trajectory.steps[k]?.raw ?? '' }]))[0]!);
+  }
+  return out;
 }
 
 export async function trainRl(policy: GymPolicy, ctx: RlContext, config: Partial<RlConfig> & { algo: RlAlgo }): Promise<LogEntry[]> {
