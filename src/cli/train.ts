@@ -5,11 +5,8 @@ import type { Command } from 'commander';
 import { InputError } from '../core/errors.js';
 import { getProtocol } from '../agents/registry.js';
 import { createPolicy } from '../eval/systems.js';
-import { demonstrations, preferencePairs, statePairs } from '../learn/gym/data.js';
-import { readJsonlValues } from '../core/io.js';
-import type { Pair } from '../process/mine.js';
+import { annotationPairs, demonstrations } from '../learn/gym/data.js';
 import { readTrees } from '../process/tree.js';
-import type { ValueLabel } from '../process/values.js';
 import { GymPolicy } from '../learn/gym/policy.js';
 import { DPO_BETA, GYM_ALGOS, type GymAlgo, type LogEntry, type RlAlgo, trainDpo, trainRl, trainSft } from '../learn/gym/train.js';
 import { RFT_DEFAULTS, trainRft } from '../learn/gym/rft.js';
@@ -199,10 +196,8 @@ async function trainGym(opts: TrainOpts): Promise<void> {
     console.log(`sft on ${demos.length} demonstrated steps from ${trees.length} trees${opts.controlWeight !== undefined && opts.controlWeight !== 1 ? ` (action-type decision weighted ${opts.controlWeight})` : ''}`);
     log = trainSft(policy, demos, { ...common, ...sftOptions }, printLog('sft'));
   } else if (algo === 'dpo') {
-    // The labels the annotation mined its pairs by (stats.json), so that DPO trains on the pairs it wrote;
-    // a judge's pairs cannot be re-mined from the trees and are read from its pairs.jsonl.
-    const stats = opts.data && existsSync(join(opts.data, 'stats.json')) ? (JSON.parse(readFileSync(join(opts.data, 'stats.json'), 'utf8')) as { values?: ValueLabel; pairSource?: string }) : {};
-    const pairs = stats.pairSource === 'judge' ? statePairs(trees, await readJsonlValues<Pair>(join(opts.data!, 'pairs.jsonl'))) : preferencePairs(trees, undefined, stats.values);
+    // DPO trains on the pairs the annotation wrote (its labels; a judge's pairs from pairs.jsonl).
+    const pairs = await annotationPairs(opts.data!, trees);
     if (pairs.length === 0) throw new InputError(`${opts.data}: no preference pairs`, 'annotate more questions or with more simulations');
     console.log(`step-level dpo on ${pairs.length} pairs from ${trees.length} trees${opts.referenceFree ? ' (reference-free)' : ''}`);
     log = trainDpo(policy, pairs, { ...common, ...(opts.batch ? { batch: opts.batch } : {}), ...(opts.beta !== undefined ? { beta: opts.beta } : {}), referenceFree: opts.referenceFree }, printLog('dpo'));

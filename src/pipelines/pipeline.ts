@@ -26,11 +26,11 @@ import { writeReport } from '../eval/report.js';
 import type { SystemSpec } from '../eval/systems.js';
 import { readTrajectories } from '../eval/trajectories.js';
 import { TrainedPRM } from '../prm/trained.js';
-import { demonstrations, preferencePairs, type StateAction } from '../learn/gym/data.js';
+import { annotationPairs, demonstrations, type StateAction } from '../learn/gym/data.js';
+import { RFT_DEFAULTS, trainRft } from '../learn/gym/rft.js';
 import { GymPolicy, type SavedGymPolicy } from '../learn/gym/policy.js';
 import { type LogEntry, OFFLINE_DEFAULTS, rlDefaults, type RlAlgo, trainDpo, trainRl, trainSft } from '../learn/gym/train.js';
 import { readTrees } from '../process/tree.js';
-import type { ValueLabel } from '../process/values.js';
 import { citationPrecision } from './citations.js';
 import { claimLine, type ClaimRow, testClaim } from './claims.js';
 import { LlmEngine, type LlmEngineOptions } from './pipeline-llm.js';
@@ -74,7 +74,7 @@ function loadGym(ctx: Seed, id: string): GymPolicy {
 
 /** Trainer settings a recipe may set: the fields of the trainer's config, nothing else. */
 function trainerConfig(stage: Extract<Stage, { kind: 'train' }>, seed: number): Record<string, unknown> {
-  const allowed = stage.algo === 'sft' || stage.algo === 'dpo' || stage.algo === 'rft' ? { ...OFFLINE_DEFAULTS, controlWeight: 1, samples: 0, temperature: 0, threshold: 0 } : rlDefaults(stage.algo);
+  const allowed = stage.algo === 'rft' ? RFT_DEFAULTS : stage.algo === 'sft' || stage.algo === 'dpo' ? OFFLINE_DEFAULTS : rlDefaults(stage.algo);
   for (const k of Object.keys(stage.settings)) {
     if (!(k in allowed)) throw new InputError(`stage ${stage.id}: "${k}" is not a setting of ${stage.algo}`, `its settings: ${Object.keys(allowed).filter((x) => x !== 'algo').join(', ')}`);
   }
@@ -101,11 +101,6 @@ async function readDemonstrations(ctx: Seed, id: string): Promise<StateAction[]>
   return demonstrations(await readTrees(join(ctx.dir, id)));
 }
 
-function valuesOf(dir: string): ValueLabel | undefined {
-  const p = join(dir, 'stats.json');
-  return existsSync(p) ? (JSON.parse(readFileSync(p, 'utf8')) as { values?: ValueLabel }).values : undefined;
-}
-
 async function runGymStage(ctx: Seed, stage: Stage, dir: string): Promise<Record<string, unknown>> {
   switch (stage.kind) {
     case 'demonstrate':
@@ -125,13 +120,17 @@ async function runGymStage(ctx: Seed, stage: Stage, dir: string): Promise<Record
         log = trainSft(policy, demos, cfg);
         data = { demonstrations: demos.length };
       } else if (stage.algo === 'dpo') {
-        const dir2 = join(ctx.dir, stage.data!);
-        const pairs = preferencePairs(await readTrees(dir2), undefined, valuesOf(dir2));
+        const pairs = await annotationPairs(join(ctx.dir, stage.data!));
         if (pairs.length === 0) throw new InputError(`stage ${stage.id}: ${stage.data} gave no preference pairs`, 'raise its questions or simulations');
         log = trainDpo(policy, pairs, cfg);
         data = { pairs: pairs.length };
       } else if (stage.algo === 'rft') {
-        throw new InputError(`stage ${stage.id}: rft is not available yet`);
+        const questions = stageQuestions(ctx, stage.questions);
+        const prm = await TrainedPRM.load(join(ctx.dir, stage.prm!, 'prm.json'));
+        const r = await trainRft(policy, { env: ctx.env, questions, prm }, cfg);
+        if (r.log.length === 0) throw new InputError(`stage ${stage.id}: no sampled episode passed the PRM filter`, 'lower its threshold or raise its samples');
+        log = r.log;
+        data = { ...r.counts };
       } else {
         const questions = stageQuestions(ctx, stage.questions);
         const prm = stage.prm ? await TrainedPRM.load(join(ctx.dir, stage.prm, 'prm.json')) : undefined;

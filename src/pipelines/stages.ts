@@ -169,6 +169,7 @@ export async function annotateStage(ctx: Seed, stage: Extract<Stage, { kind: 'an
     method: stage.method, outDir: dir, env: ctx.env, policy, questions,
     mcts: { ...base, ...stage.mcts, seed: ctx.seed }, rank: { ...RANK_DEFAULTS, ...stage.rank, seed: ctx.seed },
     ...(stage.values && { values: stage.values }),
+    ...(stage.pairs && { pairs: stage.pairs }),
     config: { stage, seed: ctx.seed, policy: policy.name }, quiet: true,
   });
   return { questions: questions.length, pairs: r.stats.pairs, trees: r.annotated + r.skipped };

@@ -4,6 +4,9 @@
  * file has them), rebuilt as full states so that the policy's candidates can be generated again. A
  * demonstrated or preferred action the generator would not propose joins the candidate set.
  */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { readJsonlValues } from '../../core/io.js';
 import type { Action } from '../../core/trajectory.js';
 import type { Protocol } from '../../agents/protocol.js';
 import type { State } from '../../env/env.js';
@@ -11,7 +14,7 @@ import { bestPath } from '../../process/export.js';
 import { pairLabels } from '../../process/annotate.js';
 import { minePairs, type Pair } from '../../process/mine.js';
 import type { ValueLabel } from '../../process/values.js';
-import { type SavedTree, stateAt } from '../../process/tree.js';
+import { readTrees, type SavedTree, stateAt } from '../../process/tree.js';
 import { type Choice, choicesFor, indexOf } from './policy.js';
 
 export interface StateAction {
@@ -74,6 +77,17 @@ export function statePairs(trees: readonly SavedTree[], pairs: readonly Pair[]):
     out.push({ state: stateAt(tree, p.parent), chosen: p.chosen.action, rejected: p.rejected.action, questionId: tree.id, gap: p.gap });
   }
   return out;
+}
+
+/**
+ * The step pairs of an annotation folder as it wrote them: re-mined from its trees with the labels it
+ * used (stats.json `values`), or, for a judge's pairs, which no re-mining can give, read from pairs.jsonl.
+ */
+export async function annotationPairs(dir: string, trees?: readonly SavedTree[]): Promise<StatePair[]> {
+  const statsPath = join(dir, 'stats.json');
+  const stats = existsSync(statsPath) ? (JSON.parse(readFileSync(statsPath, 'utf8')) as { values?: ValueLabel; pairSource?: string }) : {};
+  const t = trees ?? (await readTrees(dir));
+  return stats.pairSource === 'judge' ? statePairs(t, await readJsonlValues<Pair>(join(dir, 'pairs.jsonl'))) : preferencePairs(t, undefined, stats.values);
 }
 
 /** A state's candidates with the given actions included, and their indices. */
