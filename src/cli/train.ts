@@ -215,7 +215,7 @@ async function trainGym(opts: TrainOpts): Promise<void> {
       ...(opts.rftCorrect !== undefined ? { correct: 'f1' as const, f1Threshold: opts.rftCorrect } : {}),
     };
     const samples = cfg.samples ?? RFT_DEFAULTS.samples;
-    console.log(`rft on ${service.opts.questions.length} questions: ${samples} episodes each at T ${cfg.temperature ?? RFT_DEFAULTS.temperature}, kept when ${opts.rftCorrect !== undefined ? `F1 ≥ ${opts.rftCorrect}` : 'EM'} and sigmoid(PRM) ≥ ${cfg.threshold ?? RFT_DEFAULTS.threshold} at ${(cfg.filter ?? RFT_DEFAULTS.filter) === 'episode' ? 'every step' : 'the step'}`);
+    console.log(`rft on ${service.opts.questions.length} questions: ${samples} episodes each at T ${cfg.temperature ?? RFT_DEFAULTS.temperature}, kept when ${opts.rftCorrect !== undefined ? `F1 ≥ ${opts.rftCorrect}` : 'EM'} and sigmoid(PRM) ≥ ${cfg.threshold ?? RFT_DEFAULTS.threshold} at ${(cfg.filter ?? RFT_DEFAULTS.filter) === 'episode' ? 'every step of the episode' : 'each step (kept one by one)'}`);
     const r = await trainRft(policy, { env: service.opts.env, questions: service.opts.questions, prm, onLog: printLog('rft') }, cfg);
     const c = r.counts;
     console.log(`rft: ${c.sampled} episodes sampled, ${c.correct} correct, ${c.kept} kept (${c.keptSteps} steps from ${c.keptQuestions} of ${c.questions} questions)`);
@@ -288,7 +288,7 @@ export function registerTrain(program: Command): void {
     .option('--control-weight <x>', "gym sft/rft: λ, the weight of the action-type decision (search / answer / extract) in the NLL, as ProRAG's warm-up weights its control tokens (1: plain SFT)", numberArg(0, 1000))
     .option('--rft-samples <k>', `gym rft: episodes sampled per training question (default ${RFT_DEFAULTS.samples}; --temperature sets their temperature, default ${RFT_DEFAULTS.temperature})`, intArg(1, 10_000))
     .option('--rft-threshold <x>', `gym rft: a step passes when sigmoid(PRM) is at least this (default ${RFT_DEFAULTS.threshold}: ProRAG's code keeps logit ≥ 0)`, numberArg(0, 1))
-    .option('--rft-filter <f>', 'gym rft: episode (keep correct episodes whose every step passes; default) or step (keep the passing steps of correct episodes, as the paper and its code)', choiceArg(['episode', 'step'] as const))
+    .option('--rft-filter <f>', 'gym rft: step (keep the passing steps of correct episodes, as the paper and its code; default) or episode (keep correct episodes whose every step passes)', choiceArg(['episode', 'step'] as const))
     .option('--rft-correct <f1>', 'gym rft: count an episode correct when its F1 is at least this (default: exact match)', numberArg(0, 1))
     .option('--out <dir>', 'trl: output folder (model, trl-config.json, log_history.jsonl, summary.json)')
     .option('--model <m>', 'trl: "tiny" (random model built from a config, for smoke runs), a checkpoint folder or a hub id', 'tiny')

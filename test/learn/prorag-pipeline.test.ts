@@ -97,7 +97,7 @@ describe('ProRAG in the gym: SFT (λ) → MCTS + judge pairs → PRM → RFT →
     const out = join(tmp.dir, 'rft-cli.json');
     const r = run('train', '--algo', 'rft', '--agent', 'prorag', '--init', `gym:${join(tmp.dir, 'rft.json')}`, '--index', join(tmp.dir, 'index'), '--dataset', join(tmp.dir, 'world', 'questions.jsonl'), '--split', '', '--limit', '32', '--prm', join(tmp.dir, 'prm.json'), '--rft-samples', '3', '--rft-threshold', '0.4', '--epochs', '3', '--policy-out', out);
     assert.equal(r.status, 0, r.stderr);
-    assert.match(r.stdout, /rft on 32 questions: 3 episodes each at T 0\.8, kept when EM and sigmoid\(PRM\) ≥ 0\.4 at every step/);
+    assert.match(r.stdout, /rft on 32 questions: 3 episodes each at T 0\.8, kept when EM and sigmoid\(PRM\) ≥ 0\.4 at each step \(kept one by one\)/);
     assert.match(r.stdout, /rft 0: loss \d\.\d{4}, questions 32, sampled 96, correct \d+, kept \d+, keptSteps \d+/);
     assert.match(r.stdout, /rft: 96 episodes sampled, \d+ correct, \d+ kept \(\d+ steps from \d+ of 32 questions\)/);
     assert.equal(JSON.parse(readFileSync(out, 'utf8')).training[0].algo, 'rft');

@@ -13,7 +13,7 @@ import { RagEnv, type State } from '../../src/env/env.js';
 import type { GymCandidate } from '../../src/learn/gym/candidates.js';
 import { controlSftLoss, type Demonstration, logTypeProb, sftLoss } from '../../src/learn/gym/objective.js';
 import { type Choice, GymPolicy } from '../../src/learn/gym/policy.js';
-import { rftKeptSteps, rftSelect, trainRft } from '../../src/learn/gym/rft.js';
+import { RFT_DEFAULTS, rftKeptSteps, rftSelect, trainRft } from '../../src/learn/gym/rft.js';
 import { sampleEpisode } from '../../src/learn/gym/rollout.js';
 import { trainSft } from '../../src/learn/gym/train.js';
 import { ScoreModel } from '../../src/prm/model.js';
@@ -115,9 +115,9 @@ describe('PRM-filtered rejection-sampling fine-tuning (ProRAG §3.3)', () => {
     assert.deepEqual(rftKeptSteps(false, [0.9, 0.9], 0.5, 'step'), []);
   });
 
-  it('keeps exactly the correct episodes whose every step the PRM passes, and fine-tunes on their steps', async () => {
+  it('the episode filter keeps exactly the correct episodes whose every step the PRM passes, and fine-tunes on their steps', async () => {
     const policy = GymPolicy.fresh(protocol);
-    const config = { samples: 8, temperature: 1, seed: 2, epochs: 5 };
+    const config = { samples: 8, temperature: 1, seed: 2, epochs: 5, filter: 'episode' as const };
     // What should pass, worked out from the same seeded episodes: correct (EM) and sigmoid(logit) ≥ 0.5 at every step.
     const expected: string[] = [];
     let correct = 0;
@@ -152,9 +152,10 @@ describe('PRM-filtered rejection-sampling fine-tuning (ProRAG §3.3)', () => {
 
   it('step filter and F1 correctness widen what is kept; a threshold above every score keeps nothing and trains nothing', async () => {
     const policy = GymPolicy.fresh(protocol);
-    const base = { samples: 8, temperature: 1, seed: 2 };
+    const base = { samples: 8, temperature: 1, seed: 2, filter: 'episode' as const };
     const byEpisode = await rftSelect(policy, { env, questions, prm }, base);
     const byStep = await rftSelect(policy, { env, questions, prm }, { ...base, filter: 'step' });
+    assert.equal(RFT_DEFAULTS.filter, 'step', "the paper's and the authors' filter is the default");
     assert.ok(byStep.counts.keptSteps > byEpisode.counts.keptSteps, `${byStep.counts.keptSteps} > ${byEpisode.counts.keptSteps}`);
     const f1 = await rftSelect(policy, { env, questions, prm }, { ...base, correct: 'f1', f1Threshold: 0.5 });
     assert.ok(f1.counts.correct >= byEpisode.counts.correct);

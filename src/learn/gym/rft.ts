@@ -7,9 +7,12 @@
  *   3. score every step with the PRM in the state it was taken in, read as a logit through the sigmoid
  *      (the authors' filter_prm keeps logit ≥ 0, i.e. sigmoid ≥ 0.5): a step passes when
  *      sigmoid(PRM) ≥ `threshold`;
- *   4. `filter: 'episode'` (default, SPEC §6): keep the (state, action) pairs of correct episodes whose
- *      every step passes; `filter: 'step'` (the paper's wording and the authors' code, which filter
- *      pairs one by one): keep each passing step of every correct episode;
+ *   4. `filter: 'step'` (default: the paper's wording — a (context, action) pair is kept iff its score
+ *      passes — and the authors' code, which filter pairs one by one): keep each passing step of every
+ *      correct episode; `filter: 'episode'` (SPEC §6 read strictly): keep the steps of correct episodes
+ *      whose every step passes. With a weak PRM the episode filter keeps almost only one-step
+ *      episodes (k steps pass together with probability ~p^k), so RFT then teaches answering without
+ *      searching: measured in the ProRAG recipe (README, Papers);
  *   5. SFT on the kept pairs (trainSft, so `controlWeight` applies as in the warm-up).
  *
  * Sampling is seeded per (seed, question, sample), so a run is deterministic for a seed.
@@ -38,7 +41,7 @@ export interface RftConfig extends OfflineConfig {
   filter: RftFilter;
 }
 
-export const RFT_DEFAULTS: RftConfig = { ...OFFLINE_DEFAULTS, samples: 4, temperature: 0.8, threshold: 0.5, correct: 'em', f1Threshold: 0.5, filter: 'episode' };
+export const RFT_DEFAULTS: RftConfig = { ...OFFLINE_DEFAULTS, samples: 4, temperature: 0.8, threshold: 0.5, correct: 'em', f1Threshold: 0.5, filter: 'step' };
 
 export interface RftContext {
   env: RagEnv;
