@@ -23,11 +23,11 @@ import { type PythonService, serveModel } from '../learn/python-service.js';
 import { defaultVenv, ensureVenv, runTrl, type TrlConfig, trlCommand, writeTrlConfig } from '../learn/trl.js';
 import { createLLM, type LLMOptions } from '../llm/create.js';
 import type { MeteredLLM } from '../llm/middleware.js';
-import { TrainedPRM } from '../prm/trained.js';
+import { createPrm } from '../prm/select.js';
 import { episodeScorer } from '../rewards/apply.js';
 import { composeScheme } from '../rewards/schemes.js';
 import type { Stage } from './recipe.js';
-import { annotateStage, demonstrate, prmStage, type Seed, stageQuestions } from './stages.js';
+import { annotateStage, demonstrate, prmSpec, prmStage, type Seed, stageQuestions } from './stages.js';
 
 export interface LlmEngineOptions {
   /** The served policy (an LLM spec: openai:URL#MODEL, llama:PATH). */
@@ -122,7 +122,8 @@ export class LlmEngine {
         return annotateStage(ctx, stage, dir, policy);
       }
       case 'prm': {
-        const pairs = join(ctx.dir, stage.data, 'prm_pairs.jsonl');
+        if (stage.source === 'gold') return prmStage(ctx, stage, dir);
+        const pairs = join(ctx.dir, stage.data!, 'prm_pairs.jsonl');
         if (!existsSync(pairs)) return { skipped: `${stage.data} was skipped` };
         const questions = new Set((await readJsonlValues<{ id: string }>(pairs)).map((p) => p.id.split(':')[0]));
         if (questions.size < 2) return { skipped: `${stage.data} mined pairs on ${questions.size} question(s): too few to train a PRM and hold some out` };
@@ -173,7 +174,7 @@ export class LlmEngine {
         const data = join(dir, 'questions.jsonl');
         const initial = (q: (typeof questions)[number]): State => ({ question: q, steps: [], done: false, mustAnswer: false, turnsLeft: ctx.env.config.maxTurns, searchesLeft: ctx.env.maxSearches });
         await writeJsonl(data, questions.map((q) => ({ prompt: ctx.protocol.render(initial(q)), question_id: q.id })));
-        const prm = stage.prm ? await TrainedPRM.load(join(ctx.dir, stage.prm, 'prm.json')) : undefined;
+        const prm = stage.prm ? await createPrm(prmSpec(ctx, stage.prm)) : undefined;
         // LWS's two stages are two runs: stage 1's reward for the first half, stage 2's from its checkpoint.
         const phases = algo === 'lws' ? [{ name: 'stage1', reward, steps: 0.5 }, { name: 'model', reward: defaults.stage2Reward!, steps: 0.5 }] : [{ name: 'model', reward, steps: 1 }];
         let model = from.dir;

@@ -25,7 +25,7 @@ import { type Curve, type EvalResults, runDir, runEval } from '../eval/harness.j
 import { writeReport } from '../eval/report.js';
 import type { SystemSpec } from '../eval/systems.js';
 import { readTrajectories } from '../eval/trajectories.js';
-import { TrainedPRM } from '../prm/trained.js';
+import { createPrm } from '../prm/select.js';
 import { annotationPairs, demonstrations, type StateAction } from '../learn/gym/data.js';
 import { RFT_DEFAULTS, trainRft } from '../learn/gym/rft.js';
 import { GymPolicy, type SavedGymPolicy } from '../learn/gym/policy.js';
@@ -35,7 +35,7 @@ import { citationPrecision } from './citations.js';
 import { claimLine, type ClaimRow, testClaim } from './claims.js';
 import { LlmEngine, type LlmEngineOptions } from './pipeline-llm.js';
 import type { ClaimMetric, Recipe, Stage } from './recipe.js';
-import { annotateStage, demonstrate, describeStage, openSeed, prmStage, type Seed, stageQuestions } from './stages.js';
+import { annotateStage, demonstrate, describeStage, openSeed, prmSpec, prmStage, type Seed, stageQuestions } from './stages.js';
 
 export interface PipelineOptions {
   recipe: Recipe;
@@ -126,14 +126,14 @@ async function runGymStage(ctx: Seed, stage: Stage, dir: string): Promise<Record
         data = { pairs: pairs.length };
       } else if (stage.algo === 'rft') {
         const questions = stageQuestions(ctx, stage.questions);
-        const prm = await TrainedPRM.load(join(ctx.dir, stage.prm!, 'prm.json'));
+        const prm = await createPrm(prmSpec(ctx, stage.prm!));
         const r = await trainRft(policy, { env: ctx.env, questions, prm }, cfg);
         if (r.log.length === 0) throw new InputError(`stage ${stage.id}: no sampled episode passed the PRM filter`, 'lower its threshold or raise its samples');
         log = r.log;
         data = { ...r.counts };
       } else {
         const questions = stageQuestions(ctx, stage.questions);
-        const prm = stage.prm ? await TrainedPRM.load(join(ctx.dir, stage.prm, 'prm.json')) : undefined;
+        const prm = stage.prm ? await createPrm(prmSpec(ctx, stage.prm)) : undefined;
         log = await trainRl(policy, { env: ctx.env, questions, prm }, { ...cfg, algo: stage.algo as RlAlgo });
         data = { questions: questions.length };
       }
@@ -198,7 +198,7 @@ async function runSeed(o: PipelineOptions, seed: number, log: (l: string) => voi
     }
 
     const evalDir = join(ctx.dir, 'eval');
-    const prmStage = recipe.stages.find((s) => s.kind === 'prm');
+    const prmStage = recipe.stages.find((s) => s.kind === 'prm' && s.source === 'trained');
     const systems: (SystemSpec & { name: string })[] = [];
     const skipped: string[] = [];
     for (const s of recipe.evaluate.systems) {
@@ -206,7 +206,7 @@ async function runSeed(o: PipelineOptions, seed: number, log: (l: string) => voi
         skipped.push(s.name);
         continue;
       }
-      const prm = s.select === 'prm' ? { select: 'prm' as const, prm: join(ctx.dir, s.prm!, 'prm.json'), n: s.n ?? 10 } : {};
+      const prm = s.select === 'prm' ? { select: 'prm' as const, prm: prmSpec(ctx, s.prm!), n: s.n ?? 10 } : {};
       const temperature = s.temperature !== undefined ? { temperature: s.temperature } : {};
       const policy = llm ? await llm.systemPolicy(ctx, s.policy) : { policy: `gym:${policyPath(ctx, s.policy)}` };
       if (!policy) skipped.push(s.name);

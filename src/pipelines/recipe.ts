@@ -61,7 +61,8 @@ const trainStage = z
     settings,
   })
   .strict();
-const prmStage = z.object({ kind: z.literal('prm'), id, data: z.string(), settings }).strict();
+/** A PRM: trained on an annotation's pairs, or the gold PRM (prm/gold.ts), a diagnostic upper bound. */
+const prmStage = z.object({ kind: z.literal('prm'), id, data: z.string().optional(), source: z.enum(['trained', 'gold']).default('trained'), settings }).strict();
 
 export const stageSchema = z.discriminatedUnion('kind', [demonstrateStage, annotateStage, trainStage, prmStage]);
 export type Stage = z.infer<typeof stageSchema>;
@@ -143,7 +144,10 @@ function checkReferences(file: string, r: Recipe): void {
     const where = `stages.${i} (${s.id})`;
     if (kinds.has(s.id)) throw new InputError(`${file}: ${where}: the id "${s.id}" is used twice`, 'give each stage its own id');
     if (s.kind === 'annotate') need(`${where}.policy`, s.policy, ['train'], true);
-    if (s.kind === 'prm') need(`${where}.data`, s.data, ['annotate']);
+    if (s.kind === 'prm') {
+      need(`${where}.data`, s.data, ['annotate']);
+      if (s.source === 'trained' && !s.data) throw new InputError(`${file}: ${where}: a trained PRM needs data (an annotate stage)`, 'or set source: gold');
+    }
     if (s.kind === 'train') {
       need(`${where}.from`, s.from, ['train'], true);
       need(`${where}.data`, s.data, s.algo === 'sft' ? ['annotate', 'demonstrate'] : ['annotate']);

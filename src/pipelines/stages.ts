@@ -175,9 +175,16 @@ export async function annotateStage(ctx: Seed, stage: Extract<Stage, { kind: 'an
   return { questions: questions.length, pairs: r.stats.pairs, trees: r.annotated + r.skipped };
 }
 
-/** The TypeScript PRM head on an annotation's pairs, a fifth of the questions held out. */
+/** A prm stage's PRM as a `createPrm` spec: its trained file, or `gold` (the diagnostic PRM). */
+export function prmSpec(ctx: Seed, id: string): string {
+  const stage = ctx.recipe.stages.find((s) => s.id === id);
+  return stage?.kind === 'prm' && stage.source === 'gold' ? 'gold' : join(ctx.dir, id, 'prm.json');
+}
+
+/** The TypeScript PRM head on an annotation's pairs, a fifth of the questions held out (source gold: nothing to train). */
 export async function prmStage(ctx: Seed, stage: Extract<Stage, { kind: 'prm' }>, dir: string): Promise<Record<string, unknown>> {
-  const pairs = await readPrmPairs(join(ctx.dir, stage.data, 'prm_pairs.jsonl'));
+  if (stage.source === 'gold') return { source: 'gold: scores steps by the gold plan (a diagnostic upper bound, not a trained model)' };
+  const pairs = await readPrmPairs(join(ctx.dir, stage.data!, 'prm_pairs.jsonl'));
   if (new Set(pairs.map((p) => p.id.split(':')[0])).size < 2) throw new InputError(`stage ${stage.id}: the annotation ${stage.data} gave ${pairs.length} PRM pairs, too few to train and hold out`, 'raise its questions or simulations');
   const { prm, heldOut } = await trainPrm(pairs, { seed: ctx.seed, ...stage.settings });
   prm.save(join(dir, 'prm.json'));

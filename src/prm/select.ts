@@ -14,6 +14,7 @@ import type { Move, State } from '../env/env.js';
 import { createLLM, type LLMOptions } from '../llm/create.js';
 import { isFormatFailure } from '../core/trajectory.js';
 import { sameAction } from '../process/tree.js';
+import { GoldPRM } from './gold.js';
 import { JudgePRM } from './judge.js';
 import { REMOTE_SHAPES, RemotePRM, type RemoteShape } from './remote.js';
 import { TrainedPRM } from './trained.js';
@@ -66,9 +67,10 @@ export class PrmGuidedPolicy implements Policy {
   }
 }
 
-export const PRM_SPEC_HELP = 'a model file from `ragtrail prm train`, judge:<llm spec>, or remote:<vllm-pooling|vllm-classify|tei-rerank>:<url>[#model]';
+export const PRM_SPEC_HELP = 'a model file from `ragtrail prm train`, judge:<llm spec>, remote:<vllm-pooling|vllm-classify|tei-rerank>:<url>[#model], or gold (a diagnostic that reads the gold plan, non-LLM)';
 
 export async function createPrm(spec: string, llmOptions: LLMOptions = {}): Promise<PRM> {
+  if (spec === 'gold') return new GoldPRM();
   if (spec.startsWith('judge:')) return new JudgePRM(await createLLM(spec.slice('judge:'.length), llmOptions));
   if (spec.startsWith('remote:')) {
     const rest = spec.slice('remote:'.length);
