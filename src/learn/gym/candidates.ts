@@ -107,12 +107,15 @@ export interface ReferenceView {
   ranked: number[];
 }
 
-const views = new WeakMap<State, ReferenceView>();
+/** Per state, per protocol (by its `references` function): candidates and features read a state's references once. */
+const views = new WeakMap<State, Map<NonNullable<Protocol['references']>, ReferenceView>>();
 
 /** The references of a citing protocol in a state, read once per state. Undefined for protocols that do not cite. */
 export function referenceView(state: State, protocol: Pick<Protocol, 'references'>): ReferenceView | undefined {
   if (!protocol.references) return undefined;
-  const cached = views.get(state);
+  let byProtocol = views.get(state);
+  if (!byProtocol) views.set(state, (byProtocol = new Map()));
+  const cached = byProtocol.get(protocol.references);
   if (cached) return cached;
   const refs = protocol.references(state);
   const q = state.question.question;
@@ -128,7 +131,7 @@ export function referenceView(state: State, protocol: Pick<Protocol, 'references
     entityRefs: numbers.filter((k) => hits[k - 1]! > 0),
     ranked: [...numbers].sort((a, b) => score[b - 1]! - score[a - 1]! || a - b),
   };
-  views.set(state, view);
+  byProtocol.set(protocol.references, view);
   return view;
 }
 
