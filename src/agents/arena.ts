@@ -40,6 +40,7 @@ export const arena: Protocol = {
   defaults: { maxTurns: 2, maxSearches: 1, topK: 5, maxTokens: 256 },
   allowed: (state) => (needsSearch(state) && !state.mustAnswer ? ['search'] : ['answer']),
   fixedAction: (state) => (needsSearch(state) && !state.mustAnswer ? { type: 'search', query: state.question.question } : undefined),
+  references: arenaReferences,
   render(state: State): Message[] {
     const refs = arenaReferences(state)
       .map((p, i) => `${i + 1}. ${p.title ? `${p.title}: ` : ''}${p.text}`)

@@ -5,6 +5,7 @@
  * of `parse`: it writes an action as the model should have, so that non-LLM policies (oracle, sim)
  * produce trajectories in the same format (for SFT data) and parse(format(a)) = a.
  */
+import type { Passage } from '../core/types.js';
 import type { Action, ActionType, Message, RetrievedDoc } from '../core/trajectory.js';
 import type { State } from '../env/env.js';
 import type { LLM } from '../llm/types.js';
@@ -43,6 +44,11 @@ export interface Protocol {
   /** Model calls to make before rendering (Search-o1 / ReSearch summarise documents per query). */
   prepare?(state: State, llm: LLM): Promise<void>;
   render(state: State, opts?: RenderOptions): Message[];
+  /**
+   * Protocols whose answers cite (ARENA): the references shown in this state, in their numbered order,
+   * so that reference number i (an answer's `citations`) is element i − 1. Absent for the others.
+   */
+  references?(state: State): Passage[];
   parse(text: string, state: State): Action;
   format(action: Action, state: State): string;
 }

@@ -2,7 +2,7 @@
  * The evaluation harness (`ragtrail eval --config eval.json`): every system × dataset over one index,
  * as resumable runs (`OUT/runs/<system>__<dataset>/`, reused when re-run), then per cell EM / F1 / Acc
  * with 95% bootstrap CIs, the LLM judge when configured, retrieval count, format and (ARENA) relevance
- * scores, F1 by number of retrieval steps, and paired t-tests and paired bootstraps against a named
+ * and citation precision (eval/citations.ts), F1 by number of retrieval steps, and paired t-tests and paired bootstraps against a named
  * baseline on the same questions. Writes results.json, results.md and report.html.
  */
 import { existsSync } from 'node:fs';
@@ -19,8 +19,8 @@ import { createLLM } from '../llm/create.js';
 import { TrainedPRM, readPrmPairs, type PairEval } from '../prm/trained.js';
 import type { AnnotationStats } from '../process/stats.js';
 import { openRetriever, type SearchMethod } from '../retrieval/index-dir.js';
-import { goldReferenceNumbers, referenceIds, relevanceReward } from '../rewards/arena.js';
 import { Judge } from '../rewards/judge.js';
+import { arenaRelevance, trajectoryCitationPrecision } from './citations.js';
 import { runQuestions } from './run.js';
 import { bootstrapCI, type MeanCI, pairedBootstrap, pairedTTest } from './stats.js';
 import { buildSystem, type SystemSpec } from './systems.js';
@@ -68,6 +68,8 @@ export interface Cell {
   format: number;
   /** ARENA: mean relevance reward of the cited references. */
   relevance?: number;
+  /** ARENA: mean citation precision, |cited ∩ gold| / |cited| (0 for an answer citing nothing; eval/citations.ts). */
+  citationPrecision?: number;
   /** Mean F1 of the questions answered after k searches (k = 0 … 5+). */
   f1ByRetrievals: { rc: string; n: number; f1: number }[];
   tokensPerQuestion: number;
@@ -196,15 +198,6 @@ function f1ByRetrievals(ts: readonly Trajectory[]): Cell['f1ByRetrievals'] {
   });
 }
 
-function arenaRelevance(t: Trajectory): number {
-  const meta = t.meta ?? {};
-  const supporting = Array.isArray(meta['supporting']) ? (meta['supporting'] as string[]) : [];
-  const contextIds = Array.isArray(meta['contextIds']) ? (meta['contextIds'] as string[]) : undefined;
-  const answer = [...t.steps].reverse().find((s) => s.action.type === 'answer');
-  const cited = answer?.action.type === 'answer' ? answer.action.citations : undefined;
-  return relevanceReward(cited, goldReferenceNumbers(referenceIds(t, contextIds), supporting));
-}
-
 export interface EvalProgress {
   (message: string): void;
 }
@@ -258,7 +251,10 @@ export async function runEval(config: EvalConfig, log: EvalProgress = () => {}):
         f1ByRetrievals: f1ByRetrievals(ts),
         tokensPerQuestion: ts.reduce((x, t) => x + t.usage.promptTokens + t.usage.completionTokens, 0) / Math.max(1, ts.length),
       };
-      if (s.agent === 'arena') cell.relevance = ts.reduce((x, t) => x + arenaRelevance(t), 0) / Math.max(1, ts.length);
+      if (s.agent === 'arena') {
+        cell.relevance = ts.reduce((x, t) => x + arenaRelevance(t), 0) / Math.max(1, ts.length);
+        cell.citationPrecision = ts.reduce((x, t) => x + trajectoryCitationPrecision(t), 0) / Math.max(1, ts.length);
+      }
       if (judge) {
         const v: number[] = [];
         for (const t of ts) v.push((await judge.verdict(t.question, t.answers, t.prediction)).correct ? 1 : 0);

@@ -45,6 +45,7 @@ function detailRows(r: EvalResults): string[][] {
     c.retrievalCount.toFixed(2),
     pct(c.format),
     c.relevance === undefined ? '–' : pct(c.relevance),
+    c.citationPrecision === undefined ? '–' : pct(c.citationPrecision),
     c.tokensPerQuestion.toFixed(0),
   ]);
 }
@@ -60,7 +61,7 @@ function testRows(r: EvalResults): string[][] {
     );
 }
 
-const DETAIL_HEAD = ['system', 'dataset', 'n', 'EM [95% CI]', 'F1 [95% CI]', 'Acc [95% CI]', 'judge', 'RC', 'format %', 'relevance %', 'tokens/q'];
+const DETAIL_HEAD = ['system', 'dataset', 'n', 'EM [95% CI]', 'F1 [95% CI]', 'Acc [95% CI]', 'judge', 'RC', 'format %', 'relevance %', 'citation precision %', 'tokens/q'];
 const TEST_HEAD = ['system', 'dataset', 'metric', 'Δ vs baseline', 't', 'p (t-test)', 'bootstrap 95% CI of Δ', 'p (bootstrap)'];
 
 function mdTable(head: string[], rows: string[][]): string {

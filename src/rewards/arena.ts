@@ -39,13 +39,17 @@ export function referenceIds(t: Pick<Trajectory, 'steps'>, contextIds?: readonly
   return (search?.docs ?? []).map((d) => d.passageId);
 }
 
-export function arenaRewards(t: Pick<Trajectory, 'steps' | 'prediction' | 'answers'>, gold: readonly number[], opts: { bonus?: number; underscoreToSpace?: boolean } = {}): ArenaRewards {
+/**
+ * The four rewards of an ARENA episode. `bonusNeedsRelevance: false` (for training without the
+ * relevance reward, schemes.ts `relevance_weight=0`) pays the bonus on format and accuracy alone.
+ */
+export function arenaRewards(t: Pick<Trajectory, 'steps' | 'prediction' | 'answers'>, gold: readonly number[], opts: { bonus?: number; underscoreToSpace?: boolean; bonusNeedsRelevance?: boolean } = {}): ArenaRewards {
   const answerStep = [...t.steps].reverse().find((s) => s.action.type === 'answer');
   const format = answerStep ? arenaFormat(answerStep.raw) : 0;
   const accuracy = exactMatch(t.prediction, t.answers, { underscoreToSpace: opts.underscoreToSpace ?? true });
   const citations = answerStep?.action.type === 'answer' ? answerStep.action.citations : undefined;
   const relevance = relevanceReward(citations, gold);
-  const bonus = format === 1 && accuracy === 1 && relevance === 1 ? (opts.bonus ?? 10) : 0;
+  const bonus = format === 1 && accuracy === 1 && (relevance === 1 || opts.bonusNeedsRelevance === false) ? (opts.bonus ?? 10) : 0;
   return { format, accuracy, relevance, bonus };
 }
 

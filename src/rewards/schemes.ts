@@ -136,18 +136,23 @@ export const SCHEMES: Record<string, RewardScheme> = {
   'lws-stage2': lwsScheme(2),
   arena: {
     name: 'arena',
-    description: 'ARENA: format (1/0) + accuracy (normalised EM) + relevance (cited refs vs gold: 1 / 0.5 / 0) + bonus (10 when all three are 1); compat=authors: ARENA src/rewards.py exactly',
+    description:
+      'ARENA: format (1/0) + accuracy (normalised EM) + relevance_weight · relevance (cited refs vs gold: 1 / 0.5 / 0) + bonus (10 when all three are 1); relevance_weight=0 drops the relevance reward, from the sum and from the bonus condition (the bonus then needs format and accuracy only); compat=authors: ARENA src/rewards.py exactly',
     components: ['format', 'accuracy', 'relevance', 'bonus'],
-    defaults: { bonus: 10, underscore: true, compat: 'paper' },
+    defaults: { bonus: 10, underscore: true, compat: 'paper', relevance_weight: 1 },
     protocol: 'arena',
     compute(ctx, o) {
-      const r = authorsMode('arena', o)
-        ? (() => {
-            const ep = episodeOf(ctx);
-            return arenaAuthorsRewards(ep.response, ep.golden_answers, ep.gold_reference_ids ?? [], num(o, 'bonus'));
-          })()
-        : arenaRewards(ctx.trajectory, arenaGold(ctx), { bonus: num(o, 'bonus'), underscoreToSpace: bool(o, 'underscore') });
-      return { total: r.format + r.accuracy + r.relevance + r.bonus, components: { ...r } };
+      const w = num(o, 'relevance_weight');
+      if (!Number.isFinite(w) || w < 0) throw new InputError(`arena: relevance_weight must be a number ≥ 0, got "${o['relevance_weight']}"`, 'e.g. --option relevance_weight=0 (no relevance reward)');
+      if (authorsMode('arena', o)) {
+        if (w !== 1) throw new InputError(`arena: relevance_weight=${w} has no counterpart in the authors' reward`, 'use it with compat=paper (the default), or drop it');
+        const ep = episodeOf(ctx);
+        const r = arenaAuthorsRewards(ep.response, ep.golden_answers, ep.gold_reference_ids ?? [], num(o, 'bonus'));
+        return { total: r.format + r.accuracy + r.relevance + r.bonus, components: { ...r } };
+      }
+      const r = arenaRewards(ctx.trajectory, arenaGold(ctx), { bonus: num(o, 'bonus'), underscoreToSpace: bool(o, 'underscore'), bonusNeedsRelevance: w > 0 });
+      // The relevance component is reported as measured, whatever its weight in the total.
+      return { total: r.format + r.accuracy + w * r.relevance + r.bonus, components: { ...r } };
     },
   },
   'prorag-outcome': {

@@ -4,7 +4,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { generateWorld, writeWorld } from '../../src/corpus/world/index.js';
-import { readEvalConfig, runEval } from '../../src/eval/harness.js';
+import { citedAndGold, trajectoryCitationPrecision } from '../../src/eval/citations.js';
+import { readEvalConfig, runDir, runEval } from '../../src/eval/harness.js';
+import { readTrajectories } from '../../src/eval/trajectories.js';
 import { buildIndex } from '../../src/retrieval/index-dir.js';
 import { tempDir } from '../helpers.js';
 
@@ -54,6 +56,43 @@ describe('ragtrail eval', () => {
     // A second run reuses the runs: nothing is re-run, the numbers are the same.
     const again = await runEval(config);
     assert.deepEqual(again.cells.map((c) => c.em.mean), r.cells.map((c) => c.em.mean));
+  });
+
+  it('arena systems get relevance and citation precision (the mean over questions), other systems neither', async () => {
+    const configPath = join(tmp.dir, 'eval-arena.json');
+    writeFileSync(
+      configPath,
+      JSON.stringify({
+        index: 'index',
+        out: 'eval-arena',
+        datasets: [{ name: 'w', path: 'world/questions.jsonl', limit: 30 }],
+        systems: [
+          { name: 'oracle', agent: 'arena', policy: 'oracle' },
+          { name: 'gym', agent: 'arena', policy: 'gym' },
+          { name: 'r1', agent: 'search-r1', policy: 'oracle' },
+        ],
+      }),
+    );
+    const config = readEvalConfig(configPath);
+    const r = await runEval(config);
+    const cell = (s: string) => r.cells.find((c) => c.system === s)!;
+    for (const s of ['oracle', 'gym']) {
+      const ts = (await readTrajectories(runDir(config.out, s, 'w'))).slice(0, 30);
+      const mean = ts.reduce((x, t) => x + trajectoryCitationPrecision(t), 0) / ts.length;
+      assert.ok(Math.abs(cell(s).citationPrecision! - mean) < 1e-12, `${s}: ${cell(s).citationPrecision} vs ${mean}`);
+    }
+    // The oracle cites exactly the gold references: precision 1 wherever some gold reference was retrieved.
+    const oracleTs = await readTrajectories(runDir(config.out, 'oracle', 'w'));
+    const withGold = oracleTs.filter((t) => citedAndGold(t).gold.length > 0).length / oracleTs.length;
+    assert.ok(withGold > 0.5, `${withGold}`);
+    assert.ok(Math.abs(cell('oracle').citationPrecision! - withGold) < 1e-12);
+    assert.equal(cell('oracle').relevance, 1);
+    assert.ok(cell('gym').citationPrecision! < 1);
+    assert.equal(cell('r1').citationPrecision, undefined);
+    assert.equal(cell('r1').relevance, undefined);
+    const md = readFileSync(join(config.out, 'results.md'), 'utf8');
+    assert.match(md, /\| relevance % \| citation precision % \| tokens\/q \|/);
+    assert.match(md, new RegExp(`\\| oracle \\| w \\| 30 \\|.*\\| 100\\.0 \\| ${(100 * withGold).toFixed(1).replace('.', '\\.')} \\|`));
   });
 
   it('says which field of a config is wrong', () => {

@@ -115,6 +115,31 @@ describe('ARENA rewards', () => {
     assert.equal(arenaRewards(t(good, [1, 3], 'New_York'), [1, 3]).accuracy, 0);
     assert.equal(arenaRewards(traj([answer('New_York', good, [1, 3])], 'New_York', ['New York']), [1, 3]).accuracy, 1);
   });
+  it('bonusNeedsRelevance: false pays the bonus on format and accuracy alone', () => {
+    const t = traj([answer('Paris', good, [2])], 'Paris');
+    assert.deepEqual(arenaRewards(t, [1, 3]), { format: 1, accuracy: 1, relevance: 0, bonus: 0 });
+    assert.deepEqual(arenaRewards(t, [1, 3], { bonusNeedsRelevance: false }), { format: 1, accuracy: 1, relevance: 0, bonus: 10 });
+    assert.equal(arenaRewards(traj([answer('Lyon', good, [1, 3])], 'Lyon'), [1, 3], { bonusNeedsRelevance: false }).bonus, 0);
+  });
+  it('scheme option relevance_weight: 1 by default; w weighs relevance in the total; 0 also drops it from the bonus condition', async () => {
+    // Gold references [1, 3] (supporting a, c among the references a, b, c of the question's context).
+    const ctx = (cites: number[], pred = 'Paris') => ({ trajectory: traj([answer(pred, good, cites)], pred), supporting: ['a', 'c'], contextIds: ['a', 'b', 'c'] });
+    const total = async (options: string[], cites: number[], pred?: string) => (await composeScheme('arena', options).compute(ctx(cites, pred))).total;
+    // Partial citation, right answer: 1 + 1 + w·0.5, no bonus (while relevance counts).
+    assert.equal(await total([], [1]), 2.5);
+    assert.equal(await total(['relevance_weight=1'], [1]), 2.5);
+    assert.equal(await total(['relevance_weight=2'], [1]), 3);
+    assert.equal(await total(['relevance_weight=0.5'], [1, 3]), 1 + 1 + 0.5 + 10);
+    // w = 0: the total ignores the citations altogether; the bonus needs format and accuracy only.
+    for (const cites of [[], [2], [1], [1, 3], [1, 2, 3]]) assert.equal(await total(['relevance_weight=0'], cites), 12);
+    assert.equal(await total(['relevance_weight=0'], [1, 3], 'Lyon'), 1);
+    // The relevance component is still reported as measured.
+    const r = await composeScheme('arena', ['relevance_weight=0']).compute(ctx([1]));
+    assert.deepEqual(r.components, { format: 1, accuracy: 1, relevance: 0.5, bonus: 10 });
+    // Refused: a negative weight, and any weight other than 1 with compat=authors (the authors' reward has none).
+    await assert.rejects(async () => composeScheme('arena', ['relevance_weight=-1']).compute(ctx([1])), /relevance_weight must be a number ≥ 0/);
+    await assert.rejects(async () => composeScheme('arena', ['relevance_weight=0', 'compat=authors']).compute(ctx([1])), /no counterpart in the authors' reward/);
+  });
 });
 
 describe('SPRE and discounted returns', () => {

@@ -4,16 +4,33 @@
  * the retrieved documents, answers from spans of the retrieved text (or the options a comparison
  * question names, or yes/no), evidence sentences for protocols that ground. The policy only chooses;
  * what the candidates look like is fixed here.
+ *
+ * Protocols whose answers cite numbered references (ARENA, `Protocol.references`) get each answer
+ * once per citation set (CITATION_RULES: the references holding the answer, those naming a question
+ * entity, both, the top one or two by overlap with the question, all, none), deduplicated on
+ * (answer, cited numbers), so that a policy can learn which references to cite. Their answer spans
+ * come from the references, and their retrieval is the protocol's fixed action, not a choice: ARENA's
+ * generator answers from the references it is given.
  */
 import { normalizeAnswer, sentencesOf } from '../../core/text.js';
-import type { Action } from '../../core/trajectory.js';
+import type { Action, RetrievedDoc } from '../../core/trajectory.js';
 import type { State } from '../../env/env.js';
 import { retrievedDocs } from '../../env/env.js';
 import type { Protocol } from '../../agents/protocol.js';
+import { sameAction } from '../../process/tree.js';
 import { ENGLISH_STOP_WORDS } from '../../retrieval/analyzer.js';
 
 export const SOURCES = ['question', 'question-entity', 'entity-relation', 'doc-entity', 'answer-span', 'option', 'yes-no', 'evidence', 'given'] as const;
 export type Source = (typeof SOURCES)[number];
+
+/**
+ * How a citing protocol's answer candidate chose its references, in the order the variants of one
+ * answer are listed: the references holding the answer text, those naming an entity of the question,
+ * the union of the two, the top one and top two by overlap with the question's entities and relation
+ * words, all references, none.
+ */
+export const CITATION_RULES = ['answer', 'entity', 'answer+entity', 'top1', 'top2', 'all', 'none'] as const;
+export type CitationRule = (typeof CITATION_RULES)[number];
 
 export interface GymCandidate {
   action: Action;
@@ -24,7 +41,20 @@ export interface GymCandidate {
   kind?: 'number' | 'name' | 'yesno' | 'phrase';
   /** The span came from the latest search's documents. */
   recent?: boolean;
+  /** Citing protocols: the rule that chose the answer's `citations` (the features read the citations themselves). */
+  citationRule?: CitationRule;
 }
+
+export interface CandidateLimits {
+  /** Entities of the latest documents turned into queries. */
+  docEntities: number;
+  /** Answer spans. */
+  spans: number;
+  /** Citing protocols: citation sets per answer (the first N rules of CITATION_RULES that give a new set). */
+  citationSets: number;
+}
+
+export const CANDIDATE_LIMITS: CandidateLimits = { docEntities: 6, spans: 12, citationSets: CITATION_RULES.length };
 
 const WH = new Set(['who', 'what', 'when', 'where', 'which', 'why', 'how', 'whom', 'whose', 'in', 'is', 'are', 'was', 'were', 'do', 'does', 'did']);
 const ENTITY = /\b[A-Z][\p{L}\d'’-]*(?:\s+(?:of|the|de|von|van|in|and|a)?\s*[A-Z\d][\p{L}\d'’-]*)*/gu;
@@ -63,8 +93,123 @@ function overlap(sentence: string, rel: readonly string[]): number {
   return rel.filter((r) => s.includes(r.slice(0, Math.max(4, r.length - 2)))).length / rel.length;
 }
 
+// ------------------------------------------------------------------------------------ citations
+
+/** What the citation rules and features know of a citing protocol's references in a state. */
+export interface ReferenceView {
+  /** Number of references (citations run 1..n). */
+  n: number;
+  /** " normalised title and text " of each reference, padded with spaces for whole-word search. */
+  texts: string[];
+  /** Numbers (1-based) of the references naming an entity of the question. */
+  entityRefs: number[];
+  /** Reference numbers ordered by overlap with the question: entities named, then relation words. */
+  ranked: number[];
+}
+
+/** Per state, per protocol (by its `references` function): candidates and features read a state's references once. */
+const views = new WeakMap<State, Map<NonNullable<Protocol['references']>, ReferenceView>>();
+
+/** The references of a citing protocol in a state, read once per state. Undefined for protocols that do not cite. */
+export function referenceView(state: State, protocol: Pick<Protocol, 'references'>): ReferenceView | undefined {
+  if (!protocol.references) return undefined;
+  let byProtocol = views.get(state);
+  if (!byProtocol) views.set(state, (byProtocol = new Map()));
+  const cached = byProtocol.get(protocol.references);
+  if (cached) return cached;
+  const refs = protocol.references(state);
+  const q = state.question.question;
+  const qEntities = entities(q).map((e) => normalizeAnswer(e)).filter(Boolean);
+  const rel = relationWords(q);
+  const texts = refs.map((r) => ` ${normalizeAnswer(`${r.title} ${r.text}`)} `);
+  const hits = texts.map((t) => qEntities.filter((e) => t.includes(` ${e} `)).length);
+  const score = texts.map((t, i) => hits[i]! + overlap(t, rel));
+  const numbers = texts.map((_, i) => i + 1);
+  const view: ReferenceView = {
+    n: refs.length,
+    texts,
+    entityRefs: numbers.filter((k) => hits[k - 1]! > 0),
+    ranked: [...numbers].sort((a, b) => score[b - 1]! - score[a - 1]! || a - b),
+  };
+  byProtocol.set(protocol.references, view);
+  return view;
+}
+
+/** Numbers (1-based) of the references whose text holds the answer as whole words. */
+export function referencesHolding(view: ReferenceView, answer: string): number[] {
+  const a = normalizeAnswer(answer);
+  if (a === '') return [];
+  return view.texts.flatMap((t, i) => (t.includes(` ${a} `) ? [i + 1] : []));
+}
+
+/** The citation set each rule gives for an answer, sorted ascending. */
+export function citationSet(view: ReferenceView, answer: string, rule: CitationRule): number[] {
+  const all = view.texts.map((_, i) => i + 1);
+  const pick = (xs: readonly number[]) => [...new Set(xs)].sort((a, b) => a - b);
+  switch (rule) {
+    case 'answer':
+      return referencesHolding(view, answer);
+    case 'entity':
+      return [...view.entityRefs];
+    case 'answer+entity':
+      return pick([...referencesHolding(view, answer), ...view.entityRefs]);
+    case 'top1':
+      return pick(view.ranked.slice(0, 1));
+    case 'top2':
+      return pick(view.ranked.slice(0, 2));
+    case 'all':
+      return all;
+    case 'none':
+      return [];
+  }
+}
+
+/** The same reference numbers, as sets; `undefined` (no relevance block) is only equal to itself. */
+export function sameCitations(a: readonly number[] | undefined, b: readonly number[] | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  const x = new Set(a);
+  const y = new Set(b);
+  return x.size === y.size && [...x].every((k) => y.has(k));
+}
+
+/** process/tree's sameAction, also telling apart answers that cite different references. */
+export function sameGymAction(a: Action, b: Action): boolean {
+  if (!sameAction(a, b)) return false;
+  return a.type !== 'answer' || b.type !== 'answer' || sameCitations(a.citations, b.citations);
+}
+
+/** Each answer candidate once per citation rule that gives a new (answer, citations) pair; other candidates as they are. */
+function withCitations(cands: readonly GymCandidate[], view: ReferenceView, limit: number): GymCandidate[] {
+  const out: GymCandidate[] = [];
+  for (const c of cands) {
+    const a = c.action;
+    if (a.type !== 'answer') {
+      out.push(c);
+      continue;
+    }
+    const sets: number[][] = [];
+    for (const rule of CITATION_RULES) {
+      if (sets.length >= limit) break;
+      const citations = citationSet(view, a.answer, rule);
+      if (sets.some((x) => sameCitations(x, citations))) continue;
+      sets.push(citations);
+      out.push({ ...c, action: { type: 'answer', answer: a.answer, citations }, citationRule: rule });
+    }
+  }
+  return out;
+}
+
+// ----------------------------------------------------------------------------------- candidates
+
 /** Candidate actions of a state for a protocol (only the action types it allows there). */
-export function generateCandidates(state: State, protocol: Protocol, limits = { docEntities: 6, spans: 12 }): GymCandidate[] {
+export function generateCandidates(state: State, protocol: Protocol, limits: Partial<CandidateLimits> = {}): GymCandidate[] {
+  const lim: CandidateLimits = { ...CANDIDATE_LIMITS, ...limits };
+  const view = referenceView(state, protocol);
+  if (view) {
+    // A citing protocol's retrieval is the environment's step, not the generator's choice.
+    const fixed = state.mustAnswer ? undefined : protocol.fixedAction?.(state);
+    if (fixed?.type === 'search') return [{ action: fixed, source: 'question', sentenceOverlap: 0 }];
+  }
   const allowed = new Set(protocol.allowed(state));
   const q = state.question.question;
   const rel = relationWords(q);
@@ -80,7 +225,8 @@ export function generateCandidates(state: State, protocol: Protocol, limits = { 
   };
   const searches = state.steps.filter((s) => s.action.type === 'search');
   const last = searches[searches.length - 1];
-  const allDocs = retrievedDocs(state);
+  // A citing protocol answers from its numbered references (the question's context, or what it retrieved).
+  const allDocs: RetrievedDoc[] = view ? protocol.references!(state).map((p) => ({ passageId: p.id, title: p.title, text: p.text, score: 0 })) : retrievedDocs(state);
 
   if (allowed.has('extract')) {
     const lastDocs = last?.docs ?? [];
@@ -96,7 +242,7 @@ export function generateCandidates(state: State, protocol: Protocol, limits = { 
     }
     const qText = normalizeAnswer(q);
     const docEntities = (last?.docs ?? []).flatMap((d) => entities(d.text)).filter((e) => !qText.includes(normalizeAnswer(e)));
-    for (const e of [...new Set(docEntities)].slice(0, limits.docEntities)) add({ action: { type: 'search', query: rel.length ? `${e} ${rel.join(' ')}` : e }, source: 'doc-entity', sentenceOverlap: 0 });
+    for (const e of [...new Set(docEntities)].slice(0, lim.docEntities)) add({ action: { type: 'search', query: rel.length ? `${e} ${rel.join(' ')}` : e }, source: 'doc-entity', sentenceOverlap: 0 });
   }
   if (allowed.has('answer')) {
     const opts = options(q);
@@ -118,12 +264,12 @@ export function generateCandidates(state: State, protocol: Protocol, limits = { 
     spans.sort((a, b) => b.sentenceOverlap - a.sentenceOverlap || Number(b.recent ?? false) - Number(a.recent ?? false));
     let added = 0;
     for (const c of spans) {
-      if (added >= limits.spans) break;
+      if (added >= lim.spans) break;
       const before = out.length;
       add(c);
       if (out.length > before) added++;
     }
     if (!out.some((c) => c.action.type === 'answer')) add({ action: { type: 'answer', answer: 'unknown' }, source: 'answer-span', sentenceOverlap: 0, kind: 'phrase' });
   }
-  return out;
+  return view ? withCitations(out, view, lim.citationSets) : out;
 }

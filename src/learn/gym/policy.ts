@@ -14,9 +14,8 @@ import type { Protocol } from '../../agents/protocol.js';
 import { getProtocol } from '../../agents/registry.js';
 import type { Move, State } from '../../env/env.js';
 import { type ModelKind, type ModelState, ScoreModel } from '../../prm/model.js';
-import { sameAction } from '../../process/tree.js';
-import { generateCandidates, type GymCandidate } from './candidates.js';
-import { GYM_FEATURES, gymFeatures } from './features.js';
+import { generateCandidates, type GymCandidate, sameGymAction } from './candidates.js';
+import { gymFeatureNames, gymFeatures } from './features.js';
 
 export const GYM_FORMAT_VERSION = 1;
 
@@ -37,12 +36,12 @@ export interface Choice {
 
 export function choicesFor(state: State, protocol: Protocol, extra: readonly Action[] = []): Choice {
   const candidates = generateCandidates(state, protocol);
-  for (const a of extra) if (!candidates.some((c) => sameAction(c.action, a))) candidates.push({ action: a, source: 'given', sentenceOverlap: 0 });
-  return { candidates, features: candidates.map((c) => gymFeatures(state, c)) };
+  for (const a of extra) if (!candidates.some((c) => sameGymAction(c.action, a))) candidates.push({ action: a, source: 'given', sentenceOverlap: 0 });
+  return { candidates, features: candidates.map((c) => gymFeatures(state, c, protocol)) };
 }
 
 export function indexOf(choice: Choice, action: Action): number {
-  return choice.candidates.findIndex((c) => sameAction(c.action, action));
+  return choice.candidates.findIndex((c) => sameGymAction(c.action, action));
 }
 
 /** log π(· | s) over the candidates at temperature τ (τ ≤ 0 is treated as 1 for probabilities). */
@@ -70,7 +69,7 @@ export class GymPolicy implements Policy {
 
   /** A policy with all weights zero: uniform over the candidates. */
   static fresh(protocol: Protocol, kind: ModelKind = 'linear', hidden = 16, seed = 0): GymPolicy {
-    const dim = GYM_FEATURES.length;
+    const dim = gymFeatureNames(protocol).length;
     const model = ScoreModel.init(kind, dim, hidden, new Float64Array(dim), new Float64Array(dim).fill(1), new Rng(seed));
     return new GymPolicy(model, protocol);
   }
@@ -83,12 +82,14 @@ export class GymPolicy implements Policy {
       throw new InputError(`${path}: not a readable gym policy`, 'train one with `ragtrail train --policy-out FILE`');
     }
     if (saved.format !== 'ragtrail-gym-policy' || saved.version !== GYM_FORMAT_VERSION) throw new InputError(`${path}: gym policy format ${saved.format} v${saved.version} is not supported`, 'retrain it');
-    if (saved.model.dim !== GYM_FEATURES.length) throw new InputError(`${path}: the policy has ${saved.model.dim} features, this ragtrail computes ${GYM_FEATURES.length}`, 'retrain it');
-    return new GymPolicy(new ScoreModel(saved.model), protocol ?? getProtocol(saved.agent), path);
+    const p = protocol ?? getProtocol(saved.agent);
+    const dim = gymFeatureNames(p).length;
+    if (saved.model.dim !== dim) throw new InputError(`${path}: the policy has ${saved.model.dim} features, this ragtrail computes ${dim} for ${p.name}`, saved.agent !== p.name ? `it was trained for ${saved.agent}: use it with that agent, or retrain it` : 'retrain it');
+    return new GymPolicy(new ScoreModel(saved.model), p, path);
   }
 
   save(path: string, training: Record<string, unknown>[] = []): void {
-    const saved: SavedGymPolicy = { format: 'ragtrail-gym-policy', version: GYM_FORMAT_VERSION, agent: this.protocol.name, features: [...GYM_FEATURES], model: this.model.toJSON(), training };
+    const saved: SavedGymPolicy = { format: 'ragtrail-gym-policy', version: GYM_FORMAT_VERSION, agent: this.protocol.name, features: gymFeatureNames(this.protocol), model: this.model.toJSON(), training };
     writeFileSync(path, JSON.stringify(saved) + '\n');
   }
 

@@ -181,6 +181,17 @@ export function rlDefaults(algo: RlAlgo): RlConfig {
   }
 }
 
+/**
+ * ARENA's GRPO on the gym policy (SPEC §6, §9): reward scheme `arena` (format + accuracy + relevance +
+ * bonus 10), k2 KL estimator at β = 0.04, 7 episodes per question; the rest as `rlDefaults('grpo')`.
+ * `relevance: false` is the control without the relevance reward (`relevance_weight=0`: relevance is
+ * neither in the sum nor in the bonus condition). Spread it into `trainRl`'s config and override what
+ * you like: `trainRl(policy, ctx, { ...arenaGrpoConfig(), epochs: 3, seed })`.
+ */
+export function arenaGrpoConfig(opts: { relevance?: boolean } = {}): Partial<RlConfig> & { algo: 'grpo' } {
+  return { algo: 'grpo', reward: 'arena', rewardOptions: opts.relevance === false ? ['relevance_weight=0'] : [], kl: 'k2', beta: 0.04, groupSize: 7 };
+}
+
 export interface RlContext {
   env: RagEnv;
   questions: readonly Question[];
