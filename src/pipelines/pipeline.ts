@@ -31,7 +31,7 @@ import { RFT_DEFAULTS, trainRft } from '../learn/gym/rft.js';
 import { GymPolicy, type SavedGymPolicy } from '../learn/gym/policy.js';
 import { type LogEntry, OFFLINE_DEFAULTS, rlDefaults, type RlAlgo, trainDpo, trainRl, trainSft } from '../learn/gym/train.js';
 import { readTrees } from '../process/tree.js';
-import { citationPrecision } from './citations.js';
+import { trajectoryCitationPrecision } from '../eval/citations.js';
 import { claimLine, type ClaimRow, testClaim } from './claims.js';
 import { LlmEngine, type LlmEngineOptions } from './pipeline-llm.js';
 import type { ClaimMetric, Recipe, Stage } from './recipe.js';
@@ -174,7 +174,7 @@ function metricOf(metric: ClaimMetric, t: Awaited<ReturnType<typeof readTrajecto
     case 'rc':
       return t.retrievalCount;
     case 'citation_precision':
-      return citationPrecision(t);
+      return trajectoryCitationPrecision(t);
   }
 }
 
