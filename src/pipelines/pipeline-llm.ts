@@ -140,7 +140,7 @@ export class LlmEngine {
     const paper = ctx.recipe.trl?.stages[stage.id] ?? {};
     const here = from.ran;
     // Runs made here are smoke-sized (the tiny model on a CPU); the paper's settings stay as written for GPU runs.
-    const small = here ? { max_steps: this.o.maxSteps ?? 8, per_device_train_batch_size: 4, logging_steps: 1, bf16: false, warmup_ratio: 0, warmup_steps: 0 } : {};
+    const small = here ? { max_steps: this.o.maxSteps ?? 8, per_device_train_batch_size: 4, logging_steps: 1, bf16: false, warmup_steps: 0 } : {};
     const write = async (name: string, config: Omit<TrlConfig, 'output_dir' | 'lora'>) => {
       const out = join(dir, name);
       mkdirSync(out, { recursive: true });

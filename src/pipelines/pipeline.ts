@@ -190,7 +190,9 @@ async function runSeed(o: PipelineOptions, seed: number, log: (l: string) => voi
     for (const [i, stage] of recipe.stages.entries()) {
       const dir = join(ctx.dir, stage.id);
       const run = () => (llm ? llm.runStage(ctx, stage, dir) : runGymStage(ctx, stage, dir));
-      const summary = await ctx.step(i + 2, stage.id, describeStage(stage) + (llm && stage.kind === 'train' ? ' (TRL)' : ''), dir, stage, run, stage.kind === 'annotate');
+      // With TRL, the stage's trainer fields and the model are part of what it depends on.
+      const key = llm ? { stage, trl: recipe.trl ? { model: recipe.trl.model, lora: recipe.trl.lora, trainer: recipe.trl.stages[stage.id] ?? null } : null } : stage;
+      const summary = await ctx.step(i + 2, stage.id, describeStage(stage) + (llm && stage.kind === 'train' ? ' (TRL)' : ''), dir, key, run, stage.kind === 'annotate');
       if (summary['skipped']) {
         skippedStages.add(stage.id);
         log(`[seed ${seed}] ${stage.id} skipped: ${String(summary['skipped'])}`);
