@@ -21,7 +21,8 @@ describe('embedding pipeline', () => {
   });
 
   it('keeps `concurrency` batches in flight, retries a failed one, and writes vectors in passage order', async () => {
-    const server = await startFakeEmbeddings({ dim: 32, delayMs: 20, slots: 4, failures: [0, 0, 503] });
+    // 150 ms per batch: long enough that all four requests overlap even on a loaded machine.
+    const server = await startFakeEmbeddings({ dim: 32, delayMs: 150, slots: 4, failures: [0, 0, 503] });
     try {
       const embedder = await createEmbedder(`openai:${server.url}#fake`, { batchSize: 50, concurrency: 4 });
       const dir = join(tmp.dir, 'concurrent');
