@@ -212,7 +212,8 @@ async function runSeed(o: PipelineOptions, seed: number, log: (l: string) => voi
       const temperature = s.temperature !== undefined ? { temperature: s.temperature } : {};
       const policy = llm ? await llm.systemPolicy(ctx, s.policy) : { policy: `gym:${policyPath(ctx, s.policy)}` };
       if (!policy) skipped.push(s.name);
-      else systems.push({ name: s.name, agent: recipe.agent, ...policy, ...prm, ...temperature });
+      // The environment the policies were trained in (the recipe's env), not the protocol's defaults.
+      else systems.push({ name: s.name, agent: recipe.agent, ...policy, ...prm, ...temperature, ...recipe.env });
     }
     if (skipped.length) log(`[seed ${seed}] not evaluated (a stage they need was skipped or its checkpoint is not served here): ${skipped.join(', ')}`);
     let results!: EvalResults;
