@@ -16,9 +16,10 @@ GRPO with the dual-granularity advantage (§3.4, Eq. 5-8)
 
     A step is one model turn of TRL's tool-calling loop (the turn whose tool call the server
     executed). Tool results are environment tokens: TRL already leaves them out of the loss
-    (tool_mask) and they get advantage 0 here. A turn that led to no server step (a malformed
-    tool call, the closing turn after the episode ended) keeps A_out alone. When one turn made
-    several calls, its score is their mean.
+    (tool_mask) and they get advantage 0 here. A turn that led to no server step (a call TRL
+    answered with an error, the closing turn after the episode ended) keeps A_out alone. When one
+    turn made several calls, its score is their mean; the steps the reward function sends to close
+    an open episode belong to the rollout's last turn.
 
     A_out is TRL's own GRPO advantage of the outcome reward function (`env_client.outcome_reward`),
     which with the default `scale_rewards="group"` is exactly Eq. 7's. TRL's loss takes a [B, T]
