@@ -81,6 +81,11 @@ class _Episode:
         self.metadata: dict = {}
         self.observation: dict = {}
         self.actions: list[dict] = []
+        # One record per step the server executed: {"turn", "process", "valid"}. `turn` is the model
+        # turn that issued the action (set by a trainer that counts turns, see prorag.py); -1 marks
+        # the steps `_finish` sends for the rollout's last turn.
+        self.steps: list[dict] = []
+        self._turn = 0
 
     def _request(self, method: str, path: str, body: dict | None = None) -> dict:
         return _http(self._url, method, path, body, self._token, self._timeout)
@@ -120,6 +125,8 @@ class _Episode:
         step = self.metadata.get("step_reward") if self.done else reply.get("reward")
         if _finite(step):
             self.step_rewards.append(float(step))
+        valid = self.observation.get("valid", True) is not False
+        self.steps.append({"turn": self._turn, "process": float(step) if _finite(step) else 0.0, "valid": valid})
         outcome = self.metadata.get("outcome_reward", reply.get("reward")) if self.done else None
         if _finite(outcome):
             self.outcome_reward = float(outcome)
@@ -128,6 +135,7 @@ class _Episode:
     def _finish(self, text: str) -> None:
         """Close an episode the model left open: its last reply goes to the server as raw text (the
         protocol may find an answer in it); if that does not end the episode, an empty answer does."""
+        self._turn = -1  # these steps belong to the rollout's last turn
         if self.episode_id is not None and not self.done:
             self._act({"raw": text})
         if self.episode_id is not None and not self.done:
@@ -211,21 +219,34 @@ def _last_assistant_text(completion) -> str:
     return ""
 
 
+def _finish_episodes(completions, environments, log_metric) -> None:
+    """Close every episode still open (see `_Episode._finish`) and log the episodes' mean rewards."""
+    if environments is None:
+        raise ValueError("the ragtrail reward functions need GRPOTrainer's `environments` (use environment_factory)")
+    for completion, env in zip(completions, environments, strict=True):
+        env._finish(_last_assistant_text(completion))
+    if log_metric is not None and environments:
+        count = len(environments)
+        log_metric("env/process_reward", sum(sum(e.step_rewards) for e in environments) / count)
+        log_metric("env/outcome_reward", sum(e.outcome_reward or 0.0 for e in environments) / count)
+        log_metric("env/tool_actions", sum(sum("tool" in a for a in e.actions) for e in environments) / count)
+
+
 def episode_reward(completions, environments=None, log_metric=None, **kwargs) -> list[float]:
     """TRL reward function: each rollout's episode return (step rewards + outcome reward).
 
     Episodes still open when generation stops are closed first by sending the model's last
     reply as a raw action, so that the server applies its own parsing and scoring.
     """
-    if environments is None:
-        raise ValueError("episode_reward needs GRPOTrainer's `environments` (use environment_factory)")
-    rewards = []
-    for completion, env in zip(completions, environments, strict=True):
-        env._finish(_last_assistant_text(completion))
-        rewards.append(env.total_reward)
-    if log_metric is not None and environments:
-        count = len(environments)
-        log_metric("env/process_reward", sum(sum(e.step_rewards) for e in environments) / count)
-        log_metric("env/outcome_reward", sum(e.outcome_reward or 0.0 for e in environments) / count)
-        log_metric("env/tool_actions", sum(sum("tool" in a for a in e.actions) for e in environments) / count)
-    return rewards
+    _finish_episodes(completions, environments, log_metric)
+    return [env.total_reward for env in environments]
+
+
+def outcome_reward(completions, environments=None, log_metric=None, **kwargs) -> list[float]:
+    """TRL reward function for ProRAG: the outcome reward alone (the server's reward on the final step).
+
+    The step rewards are not summed in: ProRAG's trainer (prorag.py) reads them from the episodes
+    and adds them per token. Open episodes are closed first, as in `episode_reward`.
+    """
+    _finish_episodes(completions, environments, log_metric)
+    return [env.outcome_reward or 0.0 for env in environments]

@@ -4,20 +4,25 @@
 
 CONFIG.json (written by ragtrail's TypeScript CLI):
 
-    algo        "sft" | "dpo" | "prm" | "grpo"
+    algo        "sft" | "dpo" | "prm" | "grpo" | "prorag"
     model       "tiny" (random model built here), a local checkpoint directory, or a hub id
     tiny        for model "tiny": {corpus, questions, hidden_size, layers, heads, vocab_size, seed, dir?}
-    data        sft: trl_sft.jsonl; dpo and prm: trl_preference.jsonl; grpo: questions.jsonl
+    data        sft: trl_sft.jsonl; dpo and prm: trl_preference.jsonl; grpo and prorag: questions.jsonl
     output_dir  where the trained model, log_history.jsonl and summary.json go
     lora        null, or {r, alpha, dropout, target_modules}
     trainer     fields of the TRL config class (SFTConfig, DPOConfig, RewardConfig, GRPOConfig)
-    env         grpo only: {url, token} of ragtrail's environment server
+    env         grpo and prorag: {url, token} of ragtrail's environment server
     max_examples  optional: keep only the first N rows of the data (smoke runs)
+    control_token_weight  sft, optional: ProRAG's weight of the control-tag tokens (1 = plain SFT)
+    dual_weight, step_form, lambda_f  prorag, optional: w of A_out + w * A_step (0.3), the step
+                reward's form ("code" or "spec") and the spec form's format weight (1)
 
 Each algorithm runs the matching TRL trainer unchanged: SFTTrainer, DPOTrainer (with a thin
 subclass that records the log-probabilities behind the loss of some batches), RewardTrainer
 on a one-output sequence classifier (the PRM of RAG-Gym and ProRAG: Bradley-Terry on the
 preference pairs), and GRPOTrainer with `environment_factory` talking to the environment server.
+ProRAG's two changes live in prorag.py: algo "prorag" is GRPO with the dual-granularity per-token
+advantage, and sft with `control_token_weight` weighs the control tags in the loss.
 
 Problems with the config or the data end the run with exit code 2 and a one-line message.
 """
@@ -34,7 +39,8 @@ import time
 
 from . import jsonl
 
-ALGOS = ("sft", "dpo", "prm", "grpo")
+ALGOS = ("sft", "dpo", "prm", "grpo", "prorag")
+ONLINE = ("grpo", "prorag")  # GRPOTrainer rollouts in the environment server
 EXIT_CONFIG = 2
 
 GRPO_SYSTEM_PROMPT = (
@@ -85,6 +91,7 @@ def validate_config(config: dict, base: str = ".") -> dict:
             "dpo": "trl_preference.jsonl from `ragtrail annotate`",
             "prm": "trl_preference.jsonl from `ragtrail annotate`",
             "grpo": "questions.jsonl of the world or dataset",
+            "prorag": "questions.jsonl of the world or dataset",
         }[algo]
         raise ConfigError(f"data file {config['data']} does not exist", f"point \"data\" at {hint}")
     config.setdefault("model", "tiny")
@@ -120,17 +127,48 @@ def validate_config(config: dict, base: str = ".") -> dict:
     if not isinstance(trainer, dict):
         raise ConfigError("\"trainer\" must be an object of TRL config fields", "use e.g. {\"max_steps\": 6}")
     config["trainer"] = trainer
-    if algo == "grpo":
+    if algo in ONLINE:
         env = config.get("env") or {}
         if not isinstance(env, dict) or not env.get("url"):
-            raise ConfigError("grpo needs the environment server", "add \"env\": {\"url\": \"http://127.0.0.1:PORT\", \"token\": null}")
+            raise ConfigError(f"{algo} needs the environment server", "add \"env\": {\"url\": \"http://127.0.0.1:PORT\", \"token\": null}")
         if env.get("protocol", "tools") not in ("tools", "search-r1"):
             raise ConfigError(f"unknown env.protocol {env.get('protocol')!r}", "use \"tools\" (search/answer tool calls) or \"search-r1\" (tags)")
         config["env"] = env
+    _validate_prorag_fields(config)
     max_examples = config.get("max_examples")
     if max_examples is not None and (not isinstance(max_examples, int) or max_examples < 1):
         raise ConfigError("\"max_examples\" must be a positive integer", "remove it or set e.g. 8")
     return config
+
+
+def _validate_prorag_fields(config: dict) -> None:
+    """ProRAG's fields: control_token_weight (sft), dual_weight / step_form / lambda_f (prorag)."""
+    algo = config["algo"]
+
+    def number(key: str, low: float, fix: str) -> None:
+        value = config[key]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < low:
+            raise ConfigError(f"\"{key}\" must be a number >= {low:g}, got {value!r}", fix)
+
+    if "control_token_weight" in config:
+        if algo != "sft":
+            raise ConfigError(f"\"control_token_weight\" is a setting of sft, not {algo}", "remove it or use algo \"sft\"")
+        number("control_token_weight", 0, "e.g. 2 (1 is plain SFT)")
+        if config["trainer"].get("loss_type", "nll") not in ("nll", "chunked_nll") or config["trainer"].get("use_liger_kernel"):
+            raise ConfigError("\"control_token_weight\" weighs the plain NLL loss", "leave trainer.loss_type at \"nll\" and use_liger_kernel off")
+    prorag_keys = [k for k in ("dual_weight", "step_form", "lambda_f") if k in config]
+    if prorag_keys and algo != "prorag":
+        raise ConfigError(f"{', '.join(prorag_keys)}: settings of prorag, not {algo}", "remove them or use algo \"prorag\"")
+    if algo == "prorag":
+        config.setdefault("dual_weight", 0.3)
+        config.setdefault("step_form", "code")
+        config.setdefault("lambda_f", 1.0)
+        number("dual_weight", 0, "use ProRAG's 0.3 (its run script) or 0.5 (its code's default)")
+        number("lambda_f", 0, "e.g. 1")
+        if config["step_form"] not in ("code", "spec"):
+            raise ConfigError(f"unknown step_form {config['step_form']!r}", "use \"code\" (sigmoid(PRM) + 1 / -2, the authors' code) or \"spec\" (PRM + lambda_f * 1[valid])")
+        if config["trainer"].get("use_liger_kernel"):
+            raise ConfigError("prorag's per-token advantage does not go through the Liger GRPO loss", "remove trainer.use_liger_kernel")
 
 
 def _resolve(path: str, base: str) -> str:
@@ -168,12 +206,12 @@ def check_rows(algo: str, rows: list[dict], path: str) -> None:
                     f"{path} example {number} lacks {', '.join(missing)}",
                     f"use trl_preference.jsonl ({{\"prompt\", \"chosen\", \"rejected\"}}) for {algo}",
                 )
-        elif algo == "grpo":
+        elif algo in ONLINE:
             if _is_messages(row.get("prompt")) and row.get("question_id"):
                 continue  # a prompt already rendered (by the agent protocol) for its question
             if not row.get("id") or not isinstance(row.get("question"), str):
                 raise ConfigError(
-                    f"{path} example {number} lacks \"id\" or \"question\"", "use a questions.jsonl ({\"id\", \"question\", ...}) for grpo"
+                    f"{path} example {number} lacks \"id\" or \"question\"", f"use a questions.jsonl ({{\"id\", \"question\", ...}}) for {algo}"
                 )
 
 
@@ -293,7 +331,7 @@ def recording_dpo_trainer():
 def _config_class(algo: str):
     import trl
 
-    return {"sft": trl.SFTConfig, "dpo": trl.DPOConfig, "prm": trl.RewardConfig, "grpo": trl.GRPOConfig}[algo]
+    return {"sft": trl.SFTConfig, "dpo": trl.DPOConfig, "prm": trl.RewardConfig, "grpo": trl.GRPOConfig, "prorag": trl.GRPOConfig}[algo]
 
 
 def trainer_args(config: dict, tiny: bool):
@@ -317,7 +355,7 @@ def trainer_args(config: dict, tiny: bool):
         defaults["gradient_checkpointing"] = False
     if algo == "sft":
         defaults["assistant_only_loss"] = True  # loss on the chosen action, not on the state
-    if algo == "grpo":
+    if algo in ONLINE:
         generations = int(config["trainer"].get("num_generations", 4))
         defaults.update(
             num_generations=generations,
@@ -390,13 +428,13 @@ def run(config: dict) -> dict:
     algo = config["algo"]
     rows = read_jsonl(config["data"])
     check_rows(algo, rows, config["data"])
-    if algo == "grpo":
+    if algo in ONLINE:
         rows = grpo_rows(rows)
         if not rows:
             raise ConfigError(f"{config['data']} has no train-split questions", "use a questions file with metadata.split = \"train\"")
     if config.get("max_examples"):
         rows = rows[: config["max_examples"]]
-    if algo == "grpo":
+    if algo in ONLINE:
         from .env_client import EnvError, check_server
 
         try:
@@ -425,14 +463,18 @@ def run(config: dict) -> dict:
 
     import trl
 
-    if algo == "sft":
+    if algo == "sft" and "control_token_weight" in config:
+        from .prorag import ControlWeightedSFTTrainer
+
+        trainer = ControlWeightedSFTTrainer(model=model_path, control_token_weight=config["control_token_weight"], **common)
+    elif algo == "sft":
         trainer = trl.SFTTrainer(model=model_path, **common)
     elif algo == "dpo":
         trainer = recording_dpo_trainer()(model=model_path, **common)
     elif algo == "prm":
         trainer = trl.RewardTrainer(model=model_path, **common)
     else:
-        from .env_client import ENVIRONMENTS, episode_reward
+        from .env_client import ENVIRONMENTS, episode_reward, outcome_reward
 
         env = config["env"]
         factory = functools.partial(ENVIRONMENTS[env.get("protocol", "tools")], url=env["url"], token=env.get("token"), timeout=float(env.get("timeout", 60)))
@@ -440,10 +482,19 @@ def run(config: dict) -> dict:
             from .tiny import SEARCH_R1_RESPONSE_TEMPLATE
 
             tokenizer.response_template = SEARCH_R1_RESPONSE_TEMPLATE
-        trainer = trl.GRPOTrainer(model=model_path, reward_funcs=[episode_reward], environment_factory=factory, **common)
+        if algo == "prorag":
+            from .prorag import ProRAGGRPOTrainer
+
+            # The reward TRL normalises is the outcome alone; the step rewards enter per token (prorag.py).
+            trainer = ProRAGGRPOTrainer(
+                model=model_path, reward_funcs=[outcome_reward], environment_factory=factory,
+                dual_weight=config["dual_weight"], step_form=config["step_form"], lambda_f=config["lambda_f"], **common,
+            )  # fmt: skip
+        else:
+            trainer = trl.GRPOTrainer(model=model_path, reward_funcs=[episode_reward], environment_factory=factory, **common)
 
     trainer.train()
-    if algo == "grpo" and config["env"].get("protocol") == "search-r1":
+    if algo in ONLINE and config["env"].get("protocol") == "search-r1":
         tokenizer.response_template = None  # saved as a plain text model again (see tiny.TEMPLATES)
     trainer.save_model(config["output_dir"])
 
@@ -476,12 +527,18 @@ def summarize(config: dict, records: list[dict], model_path: str, n_examples: in
         "lora": config.get("lora"),
         "trainer": {k: v for k, v in effective.items() if k != "output_dir"},
     }
-    if config["algo"] == "grpo":
+    if config["algo"] in ONLINE:
         rewards = [r.get("reward") for r in steps]
         summary["rewards"] = rewards
         summary["first_reward"] = rewards[0] if rewards else None
         summary["last_reward"] = rewards[-1] if rewards else None
         summary["tool_call_frequency"] = [r.get("tools/call_frequency") for r in steps]
+    if config["algo"] == "prorag":
+        summary.update({k: config[k] for k in ("dual_weight", "step_form", "lambda_f")})
+        summary["varying_advantage_rows"] = [r.get("prorag/varying_advantage_rows") for r in steps]
+        summary["process_reward"] = [r.get("env/process_reward") for r in steps]
+    if "control_token_weight" in config:
+        summary["control_token_weight"] = config["control_token_weight"]
     return summary
 
 
@@ -493,7 +550,7 @@ def describe(summary: dict) -> str:
         f"{summary['algo']}: {summary['steps']} steps on {summary['n_examples']} examples in {summary['seconds']}s, "
         f"loss {num(summary['first_loss'])} -> {num(summary['last_loss'])}"
     )
-    if summary["algo"] == "grpo":
+    if summary["algo"] in ONLINE:
         line += f", mean reward {num(summary['first_reward'])} -> {num(summary['last_reward'])}"
     if "first_batch" in summary:
         line += f", first-batch DPO loss {summary['first_batch']['loss']:.4f}"

@@ -67,25 +67,32 @@ def tiny_dir(world, tmp_path_factory) -> str:
     return build_tiny(tmp_path_factory.mktemp("tiny") / "model", corpus=world["corpus"], questions=world["questions"])
 
 
-@pytest.fixture
-def run_training(tmp_path, world, tiny_dir):
+def train_config(config: dict, output_dir: str, world: dict, tiny_dir: str) -> dict:
     """Write a config (tiny model defaults filled in), run the trainer in-process, return summary.json."""
     from ragtrail_trl import train
 
+    config = {
+        "model": "tiny",
+        "tiny": {"corpus": world["corpus"], "questions": world["questions"], "dir": tiny_dir},
+        "output_dir": output_dir,
+        **config,
+    }
+    # float32 everywhere, so the numbers do not depend on whether a GPU is present
+    config["trainer"] = {"bf16": False, **config.get("trainer", {})}
+    path = f"{output_dir}.json"
+    with open(path, "w") as handle:
+        json.dump(config, handle)
+    assert train.main(["--config", path]) == 0
+    with open(os.path.join(config["output_dir"], "summary.json")) as handle:
+        return json.load(handle)
+
+
+@pytest.fixture
+def run_training(tmp_path, world, tiny_dir):
+    """`run_training(config, name)`: train_config into tmp_path/name."""
+
     def run(config: dict, name: str = "run") -> dict:
-        config = {
-            "model": "tiny",
-            "tiny": {"corpus": world["corpus"], "questions": world["questions"], "dir": tiny_dir},
-            "output_dir": str(tmp_path / name),
-            **config,
-        }
-        # float32 everywhere, so the numbers do not depend on whether a GPU is present
-        config["trainer"] = {"bf16": False, **config.get("trainer", {})}
-        path = tmp_path / f"{name}.json"
-        path.write_text(json.dumps(config))
-        assert train.main(["--config", str(path)]) == 0
-        with open(os.path.join(config["output_dir"], "summary.json")) as handle:
-            return json.load(handle)
+        return train_config(config, str(tmp_path / name), world, tiny_dir)
 
     return run
 
@@ -97,3 +104,53 @@ def env_server(world, tmp_path):
 
     with EnvServer(world, tmp_path, prm=world["prm"]) as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def tool_model(world, tiny_dir, tmp_path_factory) -> str:
+    """The tiny model after a short SFT that teaches it the tool-call format (for GRPO and ProRAG runs).
+
+    The SFT conversations use the exact prompt GRPO builds (system prompt, question, the reset
+    observation, and the two tool schemas): a `search` call, the passages, then an `answer` call.
+    """
+    from env_server import EnvServer
+    from transformers.utils import get_json_schema
+
+    from ragtrail_trl.env_client import RagtrailEnv
+    from ragtrail_trl.train import grpo_rows
+
+    root = tmp_path_factory.mktemp("tool-model")
+    with open(world["questions"]) as handle:
+        rows = grpo_rows([json.loads(line) for line in handle])
+
+    def call(name, arguments):
+        return {"type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+
+    with EnvServer(world, root, prm=world["prm"]) as server:
+        # BM25 returns the same passages for the same query, so the warm-up can
+        # show the model the very tool turn it will see during GRPO.
+        probe = RagtrailEnv(server.url, token=server.token)
+        probe.reset(question_id=rows[0]["question_id"])
+        passages = probe.search("nationality")
+        tools = json.dumps([get_json_schema(probe.search), get_json_schema(probe.answer)])
+        conversations = []
+        for row in rows:
+            # Each question's own reset text, exactly as GRPO's prompt will carry it.
+            prompt = row["prompt"]
+            prompt[-1]["content"] += probe.reset(question_id=row["question_id"])
+            conversation = prompt + [
+                {"role": "assistant", "content": "", "tool_calls": [call("search", {"query": "nationality"})]},
+                {"role": "tool", "name": "search", "content": passages},
+                {"role": "assistant", "content": "", "tool_calls": [call("answer", {"text": "yes"})]},
+            ]
+            conversations.append({"messages": conversation, "tools": tools})
+    data = root / "tool_sft.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in conversations))
+    warm = train_config(
+        {"algo": "sft", "data": str(data),
+         "trainer": {"max_steps": 100, "learning_rate": 5e-3, "lr_scheduler_type": "constant",
+                     "per_device_train_batch_size": 2, "logging_steps": 10}},
+        str(root / "warmup"), world, tiny_dir,
+    )  # fmt: skip
+    assert warm["last_loss"] < 0.05
+    return warm["output_dir"]

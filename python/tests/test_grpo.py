@@ -4,10 +4,6 @@ import json
 import math
 
 import pytest
-from transformers.utils import get_json_schema
-
-from ragtrail_trl.env_client import RagtrailEnv
-from ragtrail_trl.train import grpo_rows
 
 GRPO = {"num_generations": 4, "per_device_train_batch_size": 4, "learning_rate": 1e-3, "seed": 0}
 
@@ -32,57 +28,18 @@ def test_grpo_loop_with_random_model(run_training, world, env_server):
     assert summary["n_examples"] == len(train_ids(world))
 
 
-def test_grpo_tool_calls_after_warmup(run_training, world, env_server):
-    """Teach the tiny model the tool-call format with a short SFT, then check GRPO executes its calls.
-
-    The SFT conversations use the exact prompt GRPO builds (system prompt, question, the reset
-    observation, and the two tool schemas): a `search` call, the passages, then an `answer` call.
-    """
-    with open(world["questions"]) as handle:
-        questions = [json.loads(line) for line in handle]
-    rows = grpo_rows(questions)
-    # BM25 returns the same passages for the same query, so the warm-up can
-    # show the model the very tool turn it will see during GRPO.
-    probe = RagtrailEnv(env_server.url, token="tok")
-    probe.reset(question_id=rows[0]["question_id"])
-    passages = probe.search("nationality")
-    tools = json.dumps([get_json_schema(probe.search), get_json_schema(probe.answer)])
-
-    def call(name, arguments):
-        return {"type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
-
-    conversations = []
-    for row in rows:
-        # Each question's own reset text, exactly as GRPO's prompt will carry it.
-        prompt = row["prompt"]
-        prompt[-1]["content"] += probe.reset(question_id=row["question_id"])
-        conversation = prompt + [
-            {"role": "assistant", "content": "", "tool_calls": [call("search", {"query": "nationality"})]},
-            {"role": "tool", "name": "search", "content": passages},
-            {"role": "assistant", "content": "", "tool_calls": [call("answer", {"text": "yes"})]},
-        ]
-        conversations.append({"messages": conversation, "tools": tools})
-    data = f"{world['root']}/tool_sft.jsonl"
-    with open(data, "w") as handle:
-        handle.writelines(json.dumps(row) + "\n" for row in conversations)
-    warm = run_training(
-        {"algo": "sft", "data": data,
-         "trainer": {"max_steps": 100, "learning_rate": 5e-3, "lr_scheduler_type": "constant",
-                     "per_device_train_batch_size": 2, "logging_steps": 10}},
-        name="warmup",
-    )  # fmt: skip
-    assert warm["last_loss"] < 0.05
-
-    warmup_episodes = len(env_server.episodes())
+def test_grpo_tool_calls_after_warmup(run_training, world, env_server, tool_model):
+    """After a short SFT that teaches the tiny model the tool-call format (conftest's tool_model),
+    GRPO's rollouts call the tools and the server executes them."""
     summary = run_training(
-        {"algo": "grpo", "model": warm["output_dir"], "data": world["questions"],
+        {"algo": "grpo", "model": tool_model, "data": world["questions"],
          "env": {"url": env_server.url, "token": "tok"},
          "trainer": {**GRPO, "max_steps": 2, "max_completion_length": 640, "temperature": 0.1,
                      "max_tool_calling_iterations": 3}},
         name="grpo",
     )  # fmt: skip
     assert summary["steps"] == 2
-    episodes = env_server.episodes()[warmup_episodes:]
+    episodes = env_server.episodes()
     assert len(episodes) == 8  # 2 steps x 4 completions
     first_steps = [e["steps"][0]["action"] for e in episodes]
     assert {"type": "search", "query": "nationality"} in first_steps

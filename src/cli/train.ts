@@ -20,7 +20,7 @@ import { createEmbedder } from '../retrieval/embedders/embedder.js';
 
 const ALGOS = [...GYM_ALGOS, 'prm'] as const;
 type Algo = (typeof ALGOS)[number];
-const TRL_ALGOS: readonly TrlAlgo[] = ['sft', 'dpo', 'prm', 'grpo'];
+const TRL_ALGOS: readonly TrlAlgo[] = ['sft', 'dpo', 'prm', 'grpo', 'prorag'];
 
 interface TrainOpts extends Omit<EnvOpts, 'agent'> {
   algo?: Algo;
@@ -53,6 +53,7 @@ interface TrainOpts extends Omit<EnvOpts, 'agent'> {
   rftFilter?: 'episode' | 'step';
   rftCorrect?: number;
   // TRL
+  dualWeight?: number;
   out?: string;
   model: string;
   lora: boolean;
@@ -94,7 +95,8 @@ function trlData(data: string | undefined, algo: TrlAlgo): string {
 
 async function trainWithTrl(opts: TrainOpts): Promise<void> {
   const algo = opts.algo as TrlAlgo;
-  if (!TRL_ALGOS.includes(algo)) throw new InputError(`--engine trl trains ${TRL_ALGOS.join(', ')}; "${opts.algo}" is a gym algorithm`, 'use --engine gym for dapo, lws and prorag on the gym policy; for LLMs, see the DAPO settings in python/README.md');
+  if (!TRL_ALGOS.includes(algo)) throw new InputError(`--engine trl trains ${TRL_ALGOS.join(', ')}; "${opts.algo}" is a gym algorithm`, 'use --engine gym for dapo and lws on the gym policy; for LLMs, see the DAPO settings in python/README.md');
+  const online = algo === 'grpo' || algo === 'prorag';
   if (!opts.out) throw new InputError('--engine trl needs --out DIR (model, logs, summary.json)');
   const out = resolve(opts.out);
   mkdirSync(out, { recursive: true });
@@ -106,18 +108,28 @@ async function trainWithTrl(opts: TrainOpts): Promise<void> {
   if (opts.beta !== undefined && algo === 'dpo') trainer['beta'] = opts.beta;
   // ReasonRAG's step-DPO β (its training script), not TRL's own default of 0.1.
   if (algo === 'dpo') trainer['beta'] ??= DPO_BETA;
-  if (opts.klBeta !== undefined && algo === 'grpo') trainer['beta'] = opts.klBeta;
-  if (opts.groupSize !== undefined && algo === 'grpo') trainer['num_generations'] = opts.groupSize;
+  if (opts.klBeta !== undefined && online) trainer['beta'] = opts.klBeta;
+  if (opts.groupSize !== undefined && online) trainer['num_generations'] = opts.groupSize;
   trainer['seed'] ??= opts.seed;
   const config: TrlConfig = {
     algo,
     model: opts.model,
-    data: algo === 'grpo' ? resolve(opts.dataset ?? '') : trlData(opts.data, algo),
+    data: online ? resolve(opts.dataset ?? '') : trlData(opts.data, algo),
     output_dir: out,
     lora: opts.lora ? { r: opts.loraR, alpha: opts.loraAlpha, dropout: 0.05, target_modules: 'all-linear' } : null,
     trainer,
   };
   if (opts.maxExamples) config.max_examples = opts.maxExamples;
+  if (opts.controlWeight !== undefined) {
+    if (algo !== 'sft') throw new InputError(`--control-weight is ProRAG's warm-up SFT setting, not ${algo}'s`, 'use it with --algo sft');
+    config.control_token_weight = opts.controlWeight;
+  }
+  if (algo === 'prorag') {
+    if (!opts.prm) throw new InputError('--engine trl --algo prorag needs --prm SPEC: the environment server scores each step with it', 'e.g. --prm prm.json from `ragtrail prm train`');
+    config.dual_weight = opts.dualWeight ?? 0.3;
+    config.step_form = opts.stepForm ?? 'code';
+    if (opts.lambdaF !== undefined) config.lambda_f = opts.lambdaF;
+  } else if (opts.dualWeight !== undefined) throw new InputError('--dual-weight is a setting of --algo prorag');
   if (opts.model === 'tiny') {
     // The tiny model's tokenizer learns its vocabulary from the world's text.
     const corpus = opts.index ? findCorpus(opts.index) : undefined;
@@ -126,8 +138,8 @@ async function trainWithTrl(opts: TrainOpts): Promise<void> {
   // Not config.json: save_model writes the model's own config.json into the same folder.
   const configPath = join(out, 'trl-config.json');
   let stop: (() => Promise<void>) | undefined;
-  if (algo === 'grpo') {
-    if (!opts.index || !opts.dataset) throw new InputError('--engine trl --algo grpo needs --index and --dataset: the environment the rollouts run in', 'e.g. --index world-index --dataset world/questions.jsonl');
+  if (online) {
+    if (!opts.index || !opts.dataset) throw new InputError(`--engine trl --algo ${algo} needs --index and --dataset: the environment the rollouts run in`, 'e.g. --index world-index --dataset world/questions.jsonl');
     // The environment server runs in this process for the length of the training.
     const service = await envServiceFrom({ ...opts, agent: opts.agent ?? 'search-r1' });
     const token = randomBytes(12).toString('hex');
@@ -261,7 +273,7 @@ async function trainGym(opts: TrainOpts): Promise<void> {
 export function registerTrain(program: Command): void {
   const cmd = program
     .command('train')
-    .description('train a policy: the TypeScript gym policy (--engine gym: sft, dpo, grpo, dapo, lws, prorag, rft) or an LLM through TRL (--engine trl: sft, dpo, prm, grpo)')
+    .description('train a policy: the TypeScript gym policy (--engine gym: sft, dpo, grpo, dapo, lws, prorag, rft) or an LLM through TRL (--engine trl: sft, dpo, prm, grpo, prorag)')
     .option('--algo <name>', `${ALGOS.join(', ')} (required unless --setup-only)`, choiceArg(ALGOS))
     .option('--engine <e>', 'gym (TypeScript, offline) or trl (Python, TRL trainers)', choiceArg(['gym', 'trl'] as const), 'gym')
     .option('--data <dir>', 'sft/dpo/prm: the --out folder of `ragtrail annotate` (trl: or one of its trl_*.jsonl files)')
@@ -283,9 +295,10 @@ export function registerTrain(program: Command): void {
     .option('--eps-low <x>', 'gym RL: lower clip ε', numberArg(0, 1))
     .option('--eps-high <x>', 'gym RL: upper clip ε (DAPO 0.28)', numberArg(0, 10))
     .option('--stage-switch <x>', 'gym lws: share of the batches after which the stage-2 reward replaces stage 1 (LWS: 0.5)', numberArg(0, 1))
-    .option('--step-form <f>', "gym prorag: step reward sigmoid(PRM) + (+1 / −2) for the schema (code, ProRAG's) or PRM + λ_f·1[schema] (spec)", choiceArg(['code', 'spec'] as const))
-    .option('--lambda-f <x>', 'gym prorag, spec form: weight λ_f of the step-format term', numberArg(0, 100))
-    .option('--control-weight <x>', "gym sft/rft: λ, the weight of the action-type decision (search / answer / extract) in the NLL, as ProRAG's warm-up weights its control tokens (1: plain SFT)", numberArg(0, 1000))
+    .option('--step-form <f>', "prorag: step reward sigmoid(PRM) + (+1 / −2) for the schema (code, ProRAG's) or PRM + λ_f·1[schema] (spec)", choiceArg(['code', 'spec'] as const))
+    .option('--lambda-f <x>', 'prorag, spec form: weight λ_f of the step-format term', numberArg(0, 100))
+    .option('--control-weight <x>', "sft (gym and trl) and gym rft: ProRAG's warm-up weight λ — gym: of the action-type decision (search / answer / extract) in the NLL; trl: of the control-tag tokens (<step>, <subquery>, …); 1 = plain SFT", numberArg(0, 1000))
+    .option('--dual-weight <w>', "trl prorag: w in the per-token advantage A_out + w·A_step (default 0.3, ProRAG's run script; its code's default 0.5)", numberArg(0, 100))
     .option('--rft-samples <k>', `gym rft: episodes sampled per training question (default ${RFT_DEFAULTS.samples}; --temperature sets their temperature, default ${RFT_DEFAULTS.temperature})`, intArg(1, 10_000))
     .option('--rft-threshold <x>', `gym rft: a step passes when sigmoid(PRM) is at least this (default ${RFT_DEFAULTS.threshold}: ProRAG's code keeps logit ≥ 0)`, numberArg(0, 1))
     .option('--rft-filter <f>', 'gym rft: step (keep the passing steps of correct episodes, as the paper and its code; default) or episode (keep correct episodes whose every step passes)', choiceArg(['episode', 'step'] as const))

@@ -15,7 +15,8 @@ import { InputError } from '../core/errors.js';
 export const PYTHON_DIR = resolve(fileURLToPath(new URL('../../python', import.meta.url)));
 export const REQUIREMENTS = join(PYTHON_DIR, 'requirements.txt');
 
-export type TrlAlgo = 'sft' | 'dpo' | 'prm' | 'grpo';
+/** `prorag` is GRPO with ProRAG's per-token dual-granularity advantage (python/ragtrail_trl/prorag.py). */
+export type TrlAlgo = 'sft' | 'dpo' | 'prm' | 'grpo' | 'prorag';
 
 export interface TrlConfig {
   algo: TrlAlgo;
@@ -27,6 +28,14 @@ export interface TrlConfig {
   trainer: Record<string, unknown>;
   env?: { url: string; token: string | null; protocol?: 'tools' | 'search-r1' };
   max_examples?: number;
+  /** sft: ProRAG's weight λ of the control-tag tokens in the loss (1 = plain SFT). */
+  control_token_weight?: number;
+  /** prorag: w in A_out + w·A_step (default 0.3, ProRAG's run script; its code's default is 0.5). */
+  dual_weight?: number;
+  /** prorag: step reward sigmoid(PRM) + (+1 / −2) ("code", default) or PRM + λ_f·1[valid] ("spec"). */
+  step_form?: 'code' | 'spec';
+  /** prorag, spec form: λ_f. */
+  lambda_f?: number;
 }
 
 export interface VenvOptions {
