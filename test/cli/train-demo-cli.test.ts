@@ -99,7 +99,7 @@ describe('ragtrail train', () => {
 
   it('--engine trl --algo prorag writes ProRAG\'s fields; --control-weight goes to sft', () => {
     const out = join(tmp.dir, 'trl-prorag');
-    const r = ragtrail('train', '--engine', 'trl', '--algo', 'prorag', '--index', join(demo, 'index'), '--dataset', join(demo, 'world', 'questions.jsonl'), '--prm', join(demo, 'prm.json'), '--out', out, '--dual-weight', '0.5', '--group-size', '8', '--print-only');
+    const r = ragtrail('train', '--engine', 'trl', '--algo', 'prorag', '--index', join(demo, 'seed-0', 'index'), '--dataset', join(demo, 'seed-0', 'world', 'questions.jsonl'), '--prm', join(demo, 'seed-0', 'prm', 'prm.json'), '--out', out, '--dual-weight', '0.5', '--group-size', '8', '--print-only');
     assert.equal(r.status, 0, r.stderr);
     const config = JSON.parse(readFileSync(join(out, 'trl-config.json'), 'utf8'));
     assert.equal(config.algo, 'prorag');
@@ -107,13 +107,13 @@ describe('ragtrail train', () => {
     assert.equal(config.step_form, 'code');
     assert.equal(config.trainer.num_generations, 8);
     assert.match(config.env.url, /^http:\/\/127\.0\.0\.1:\d+$/);
-    const sft = ragtrail('train', '--engine', 'trl', '--algo', 'sft', '--data', join(demo, 'annotate'), '--out', join(tmp.dir, 'trl-sft'), '--control-weight', '2', '--print-only');
+    const sft = ragtrail('train', '--engine', 'trl', '--algo', 'sft', '--data', join(demo, 'seed-0', 'annotate'), '--out', join(tmp.dir, 'trl-sft'), '--control-weight', '2', '--print-only');
     assert.equal(sft.status, 0, sft.stderr);
     assert.equal(JSON.parse(readFileSync(join(tmp.dir, 'trl-sft', 'trl-config.json'), 'utf8')).control_token_weight, 2);
-    const noPrm = ragtrail('train', '--engine', 'trl', '--algo', 'prorag', '--index', join(demo, 'index'), '--dataset', join(demo, 'world', 'questions.jsonl'), '--out', join(tmp.dir, 'x'));
+    const noPrm = ragtrail('train', '--engine', 'trl', '--algo', 'prorag', '--index', join(demo, 'seed-0', 'index'), '--dataset', join(demo, 'seed-0', 'world', 'questions.jsonl'), '--out', join(tmp.dir, 'x'));
     assert.equal(noPrm.status, 2);
     assert.match(noPrm.stderr, /--algo prorag needs --prm/);
-    const misplaced = ragtrail('train', '--engine', 'trl', '--algo', 'dpo', '--data', join(demo, 'annotate'), '--out', join(tmp.dir, 'x'), '--control-weight', '2');
+    const misplaced = ragtrail('train', '--engine', 'trl', '--algo', 'dpo', '--data', join(demo, 'seed-0', 'annotate'), '--out', join(tmp.dir, 'x'), '--control-weight', '2');
     assert.equal(misplaced.status, 2);
     assert.match(misplaced.stderr, /--control-weight is ProRAG's warm-up SFT setting/);
   });
