@@ -145,7 +145,10 @@ export class LlmEngine {
       const out = join(dir, name);
       mkdirSync(out, { recursive: true });
       const path = join(dir, name === 'model' ? 'trl-config.json' : `trl-config-${name}.json`);
-      writeTrlConfig({ lora: ctx.recipe.trl?.lora ?? null, ...config, output_dir: out }, path);
+      // ProRAG's fields sit beside the trainer's in a recipe; the config file keeps them at its top level.
+      const { control_token_weight, dual_weight, step_form, lambda_f, ...trainerFields } = config.trainer;
+      const prorag = Object.fromEntries(Object.entries({ control_token_weight, dual_weight, step_form, lambda_f }).filter(([, v]) => v !== undefined));
+      writeTrlConfig({ lora: ctx.recipe.trl?.lora ?? null, ...config, ...prorag, trainer: trainerFields, output_dir: out }, path);
       const line = trlCommand(here ? this.pythonPath() : join(defaultVenv(), 'bin', 'python'), path).line;
       this.o.log(`  ${line}`);
       if (!here) return;
