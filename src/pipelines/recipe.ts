@@ -8,7 +8,7 @@
  * `prm`, `policy`). `base` is the untrained gym policy (offline) or the served model (`--llm`).
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
@@ -189,4 +189,3 @@ export function loadRecipe(nameOrFile: string): { recipe: Recipe; path: string }
   return { recipe: parseRecipe(readFileSync(path, 'utf8'), path), path };
 }
 
-export const recipeDir = (path: string) => dirname(path);
