@@ -19,6 +19,7 @@ interface PipelineOpts {
   trlModel?: string;
   venv?: string;
   trlMaxSteps?: number;
+  engine?: 'gym' | 'trl';
 }
 
 function seedList(v: string): number[] {
@@ -38,6 +39,7 @@ export function registerPipeline(program: Command): void {
     .option('--train-questions <n>', "training questions (default: the recipe's)", intArg(1))
     .option('--test-questions <n>', "held-out test questions evaluated (default: the recipe's, else the whole test split)", intArg(1))
     .option('--agent <name>', `the protocol (default: the recipe's); with --llm, the one your model speaks: ${AGENT_NAMES.join(', ')}`, choiceArg(AGENT_NAMES))
+    .option('--engine <e>', 'gym (the TypeScript gym policy, offline; the default without --llm) or trl (the served --llm model, training through TRL; the default with it)', choiceArg(['gym', 'trl'] as const))
     .option('--llm <spec>', `the policy is this served model; training stages go to TRL (configs written and printed, run here when --trl-model is a local folder): ${LLM_SPEC_HELP}`)
     .option('--api-key <key>', 'API key for --llm (default: $OPENAI_API_KEY)')
     .option('--trl-model <path|id>', "--llm: the weights TRL trains from (default: the recipe's paper model; a local checkpoint folder runs TRL here)")
@@ -48,6 +50,8 @@ export function registerPipeline(program: Command): void {
       const { path } = loaded;
       const recipe = opts.agent ? { ...loaded.recipe, agent: opts.agent as typeof loaded.recipe.agent } : loaded.recipe;
       if (!opts.llm && (opts.trlModel || opts.venv)) throw new InputError('--trl-model and --venv belong to --llm runs', 'add --llm SPEC (the served model), or drop them for the offline gym run');
+      if (opts.engine === 'trl' && !opts.llm) throw new InputError('--engine trl trains a served model', 'add --llm SPEC (e.g. openai:http://127.0.0.1:8000/v1#MODEL) and --trl-model PATH|HUB_ID');
+      if (opts.engine === 'gym' && opts.llm) throw new InputError('--engine gym trains the gym policy, not --llm', 'drop --llm for the offline run, or use --engine trl');
       const r = await runPipeline({
         recipe, recipePath: path, out: opts.out ?? `pipeline-${recipe.name}`,
         ...(opts.seeds !== undefined && { seeds: seedList(opts.seeds) }),
