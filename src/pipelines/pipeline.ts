@@ -220,7 +220,8 @@ async function runSeed(o: PipelineOptions, seed: number, log: (l: string) => voi
     await ctx.step(ctx.total, 'evaluate', `${systems.length} systems on the held-out test questions`, evalDir, { systems, testN: sizes.testQuestions ?? null }, async () => {
       results = await runEval({
         index: ctx.indexDir, out: evalDir, datasets: [{ name: 'world-test', path: ctx.questionsPath, split: 'test', limit: sizes.testQuestions }], systems,
-        baseline: systems.find((x) => x.name === recipe.claims[0]?.control)?.name ?? systems[0]!.name, seed, cacheDir: join(resolve(o.out), '.cache'),
+        // The tables' paired tests are against the untrained (base, greedy) system where there is one; the claims have their own.
+        baseline: (recipe.evaluate.systems.find((x) => x.policy === 'base' && x.select === 'greedy' && systems.some((y) => y.name === x.name)) ?? systems[0]!).name, seed, cacheDir: join(resolve(o.out), '.cache'),
         ...(prmStage && !skippedStages.has(prmStage.id) && existsSync(join(ctx.dir, prmStage.id, 'prm.json')) ? { prm: { model: join(ctx.dir, prmStage.id, 'prm.json'), pairs: join(ctx.dir, prmStage.id, 'heldout.jsonl') } } : {}),
       });
       return { systems: results.cells.map((c) => ({ system: c.system, n: c.n, em: c.em.mean, f1: c.f1.mean, rc: c.retrievalCount })) };
