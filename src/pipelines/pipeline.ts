@@ -217,11 +217,12 @@ async function runSeed(o: PipelineOptions, seed: number, log: (l: string) => voi
     }
     if (skipped.length) log(`[seed ${seed}] not evaluated (a stage they need was skipped or its checkpoint is not served here): ${skipped.join(', ')}`);
     let results!: EvalResults;
-    await ctx.step(ctx.total, 'evaluate', `${systems.length} systems on the held-out test questions`, evalDir, { systems, testN: sizes.testQuestions ?? null }, async () => {
+    // The tables' paired tests are against the untrained (base, greedy) system where there is one; the claims have their own.
+    const baseline = (recipe.evaluate.systems.find((x) => x.policy === 'base' && x.select === 'greedy' && systems.some((y) => y.name === x.name)) ?? systems[0]!).name;
+    await ctx.step(ctx.total, 'evaluate', `${systems.length} systems on the held-out test questions`, evalDir, { systems, baseline, testN: sizes.testQuestions ?? null }, async () => {
       results = await runEval({
         index: ctx.indexDir, out: evalDir, datasets: [{ name: 'world-test', path: ctx.questionsPath, split: 'test', limit: sizes.testQuestions }], systems,
-        // The tables' paired tests are against the untrained (base, greedy) system where there is one; the claims have their own.
-        baseline: (recipe.evaluate.systems.find((x) => x.policy === 'base' && x.select === 'greedy' && systems.some((y) => y.name === x.name)) ?? systems[0]!).name, seed, cacheDir: join(resolve(o.out), '.cache'),
+        baseline, seed, cacheDir: join(resolve(o.out), '.cache'),
         ...(prmStage && !skippedStages.has(prmStage.id) && existsSync(join(ctx.dir, prmStage.id, 'prm.json')) ? { prm: { model: join(ctx.dir, prmStage.id, 'prm.json'), pairs: join(ctx.dir, prmStage.id, 'heldout.jsonl') } } : {}),
       });
       return { systems: results.cells.map((c) => ({ system: c.system, n: c.n, em: c.em.mean, f1: c.f1.mean, rc: c.retrievalCount })) };
