@@ -23,6 +23,7 @@ import { buildIndex, openRetriever } from '../../src/retrieval/index-dir.js';
 import { createEmbedder } from '../../src/retrieval/embedders/embedder.js';
 import { composeScheme } from '../../src/rewards/schemes.js';
 import { tempDir } from '../helpers.js';
+import { gradientError } from './gradient-check.js';
 
 // ------------------------------------------------------------------------------ finite differences
 
@@ -37,25 +38,6 @@ function randomModel(kind: 'linear' | 'mlp', dim: number, seed: string): ScoreMo
 
 function randomChoice(n: number, dim: number, rng: Rng): Choice {
   return { candidates: [], features: Array.from({ length: n }, () => Float64Array.from({ length: dim }, () => rng.next() * 4 - 2)) };
-}
-
-/** Max relative error between the analytic gradient and central differences of f. */
-function gradientError(model: ScoreModel, f: (grad?: Float64Array) => number): number {
-  const grad = new Float64Array(model.params.length);
-  f(grad);
-  let worst = 0;
-  const h = 1e-6;
-  for (let k = 0; k < model.params.length; k++) {
-    const keep = model.params[k]!;
-    model.params[k] = keep + h;
-    const up = f();
-    model.params[k] = keep - h;
-    const down = f();
-    model.params[k] = keep;
-    const numeric = (up - down) / (2 * h);
-    worst = Math.max(worst, Math.abs(numeric - grad[k]!) / Math.max(1e-4, Math.abs(numeric) + Math.abs(grad[k]!)));
-  }
-  return worst;
 }
 
 describe('gym objectives: gradients match finite differences', () => {

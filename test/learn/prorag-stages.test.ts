@@ -19,29 +19,11 @@ import { trainSft } from '../../src/learn/gym/train.js';
 import { ScoreModel } from '../../src/prm/model.js';
 import type { Candidate, PRM } from '../../src/prm/types.js';
 import type { Retriever } from '../../src/retrieval/types.js';
+import { gradientError } from './gradient-check.js';
 
 const candidate = (action: Action): GymCandidate => ({ action, source: 'given', sentenceOverlap: 0 });
 const search = (query: string) => candidate({ type: 'search', query });
 const answer = (a: string) => candidate({ type: 'answer', answer: a });
-
-/** Max relative error between the analytic gradient and central differences of f. */
-function gradientError(model: ScoreModel, f: (grad?: Float64Array) => number): number {
-  const grad = new Float64Array(model.params.length);
-  f(grad);
-  let worst = 0;
-  const h = 1e-6;
-  for (let k = 0; k < model.params.length; k++) {
-    const keep = model.params[k]!;
-    model.params[k] = keep + h;
-    const up = f();
-    model.params[k] = keep - h;
-    const down = f();
-    model.params[k] = keep;
-    const numeric = (up - down) / (2 * h);
-    worst = Math.max(worst, Math.abs(numeric - grad[k]!) / Math.max(1e-4, Math.abs(numeric) + Math.abs(grad[k]!)));
-  }
-  return worst;
-}
 
 describe('control-weighted warm-up SFT (ProRAG §3.1, λ)', () => {
   // Scores = the feature: (0, ln 2, ln 3) → π = (1/6, 2/6, 3/6). Types: search, search, answer.
