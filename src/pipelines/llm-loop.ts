@@ -17,11 +17,9 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { getProtocol } from '../agents/registry.js';
 import { LlmPolicy } from '../agents/policy.js';
 import { RagtrailError } from '../core/errors.js';
-import { listen } from '../core/http-server.js';
 import { exactMatch } from '../core/metrics.js';
 import type { Passage, Question } from '../core/types.js';
 import { readCorpus } from '../corpus/corpus.js';
@@ -45,7 +43,7 @@ import { buildIndex, openRetriever } from '../retrieval/index-dir.js';
 import { readJsonlValues, writeJsonl } from '../core/io.js';
 import { EnvService } from '../env/serve/env-service.js';
 import { type PythonService, serveModel, servePrm } from '../learn/python-service.js';
-import { createEnvServer } from '../env/serve/serve-env.js';
+import { withLoopbackEnvServer } from '../env/serve/serve-env.js';
 import { copyExample, quoteExamples } from './warmup.js';
 import { ensureVenv, runTrl, type TrlConfig, writeTrlConfig } from '../learn/trl.js';
 
@@ -286,17 +284,12 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
     const initial = (q: Question): State => ({ question: q, steps: [], done: false, mustAnswer: false, turnsLeft: o.maxTurns, searchesLeft: o.maxTurns });
     await writeJsonl(grpoData, budgetQs.map((q) => ({ prompt: protocol.render(initial(q)), question_id: q.id })));
     const service = new EnvService({ env, protocol, questions: budgetQs, outcome: episodeScorer(composeScheme('em', [])), trajectoriesPath: p('models', 'grpo-episodes.jsonl') });
-    const token = randomBytes(12).toString('hex');
-    const server = createEnvServer(service, { token });
-    const port = await listen(server, 0, '127.0.0.1');
-    try {
-      await train_('grpo', {
-        algo: 'grpo', model: p('models', 'sft'), data: grpoData, env: { url: `http://127.0.0.1:${port}`, token, protocol: AGENT },
+    await withLoopbackEnvServer(service, ({ url, token }) =>
+      train_('grpo', {
+        algo: 'grpo', model: p('models', 'sft'), data: grpoData, env: { url, token, protocol: AGENT },
         trainer: { learning_rate: 2e-4, max_steps: o.grpoSteps, num_generations: 4, per_device_train_batch_size: 8, max_completion_length: 1024, max_tool_calling_iterations: o.maxTurns, temperature: 1.0, beta: 0.0, logging_steps: 1 },
-      });
-    } finally {
-      await new Promise<void>((r) => server.close(() => r()));
-    }
+      }),
+    );
   });
 
   log('[7/8] a PRM with TRL (RewardTrainer on the pairs, as state + step texts) from the SFT checkpoint');

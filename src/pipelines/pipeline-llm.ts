@@ -8,16 +8,14 @@
  * Otherwise (a hub id such as Qwen/Qwen2.5-7B-Instruct: a GPU job) the configs are written and
  * printed, and stages that need the trained policy are skipped with a note.
  */
-import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { LlmPolicy } from '../agents/policy.js';
 import { RagtrailError } from '../core/errors.js';
-import { listen } from '../core/http-server.js';
 import { readJsonlValues, writeJsonl } from '../core/io.js';
 import type { State } from '../env/env.js';
 import { EnvService } from '../env/serve/env-service.js';
-import { createEnvServer } from '../env/serve/serve-env.js';
+import { withLoopbackEnvServer } from '../env/serve/serve-env.js';
 import { rlDefaults, type RlAlgo } from '../learn/gym/train.js';
 import { type PythonService, serveModel } from '../learn/python-service.js';
 import { defaultVenv, ensureVenv, runTrl, type TrlConfig, trlCommand, writeTrlConfig } from '../learn/trl.js';
@@ -182,20 +180,22 @@ export class LlmEngine {
         const phases = algo === 'lws' ? [{ name: 'stage1', reward, steps: 0.5 }, { name: 'model', reward: defaults.stage2Reward!, steps: 0.5 }] : [{ name: 'model', reward, steps: 1 }];
         let model = from.dir;
         for (const ph of phases) {
-          const service = new EnvService({ env: ctx.env, protocol: ctx.protocol, questions, outcome: episodeScorer(composeScheme(ph.reward, options)), prm, trajectoriesPath: join(dir, `${ph.name}-episodes.jsonl`) });
-          const token = randomBytes(12).toString('hex');
-          const server = createEnvServer(service, { token });
-          const port = here ? await listen(server, 0, '127.0.0.1') : 0;
           const steps = here ? { max_steps: Math.max(1, Math.round((this.o.maxSteps ?? 8) * ph.steps)) } : {};
-          try {
-            await write(ph.name, {
-              algo: algo === 'prorag' ? ('prorag' as TrlConfig['algo']) : 'grpo', model, data,
-              env: { url: `http://127.0.0.1:${port || 'PORT'}`, token: here ? token : null, protocol: ctx.recipe.agent === 'search-r1' ? 'search-r1' : 'tools' },
-              trainer: { ...trainer, ...steps, ...(here ? { num_generations: 4, max_completion_length: 512, max_tool_calling_iterations: ctx.env.config.maxTurns } : {}) },
-            });
-          } finally {
-            if (here) await new Promise<void>((r) => server.close(() => r()));
-            service.dispose();
+          const config = (env: { url: string; token: string | null }) => ({
+            algo: algo === 'prorag' ? ('prorag' as const) : ('grpo' as const), model, data,
+            env: { ...env, protocol: ctx.recipe.agent === 'search-r1' ? ('search-r1' as const) : ('tools' as const) },
+            trainer: { ...trainer, ...steps, ...(here ? { num_generations: 4, max_completion_length: 512, max_tool_calling_iterations: ctx.env.config.maxTurns } : {}) },
+          });
+          if (!here) {
+            // Written for a GPU machine: its environment server is `ragtrail serve-env` started there.
+            await write(ph.name, config({ url: 'http://127.0.0.1:PORT', token: null }));
+          } else {
+            const service = new EnvService({ env: ctx.env, protocol: ctx.protocol, questions, outcome: episodeScorer(composeScheme(ph.reward, options)), prm, trajectoriesPath: join(dir, `${ph.name}-episodes.jsonl`) });
+            try {
+              await withLoopbackEnvServer(service, (env) => write(ph.name, config(env)));
+            } finally {
+              service.dispose();
+            }
           }
           model = join(dir, ph.name);
         }

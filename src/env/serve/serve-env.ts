@@ -25,7 +25,8 @@
  */
 import { createServer, type Server } from 'node:http';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { AUTH_HELP, authorise, HttpError, parseJsonObject, readBody, sendJson, yieldToLoop } from '../../core/http-server.js';
+import { randomBytes } from 'node:crypto';
+import { AUTH_HELP, authorise, HttpError, listen, parseJsonObject, readBody, sendJson, yieldToLoop } from '../../core/http-server.js';
 import { ENV_SCHEMA, type EnvService, FORCED_NOTE, type StepPayload } from './env-service.js';
 import { INVALID_FEEDBACK, informationBlock, parsePrediction } from './search-r1-wire.js';
 
@@ -219,4 +220,19 @@ export function createEnvServer(service: EnvService, opts: EnvServerOptions = {}
   const wss = attachWebSocket(server, service, opts);
   server.on('close', () => wss.close());
   return Object.assign(server, { websockets: () => wss.clients });
+}
+
+/**
+ * Serves `service` on a free loopback port behind a fresh token while `f` runs (a trainer's rollouts
+ * against it), then closes the server.
+ */
+export async function withLoopbackEnvServer<T>(service: EnvService, f: (env: { url: string; token: string }) => Promise<T>): Promise<T> {
+  const token = randomBytes(12).toString('hex');
+  const server = createEnvServer(service, { token });
+  const port = await listen(server, 0, '127.0.0.1');
+  try {
+    return await f({ url: `http://127.0.0.1:${port}`, token });
+  } finally {
+    await new Promise<void>((r) => server.close(() => r()));
+  }
 }
