@@ -11,8 +11,10 @@ import type { State } from '../env/env.js';
 import type { LLM } from '../llm/types.js';
 import { groundingQuote } from './gold.js';
 
+/** The built-in protocols' names; `protocolNames()` (agents/registry) adds registered ones. */
 export const AGENT_NAMES = ['reasonrag', 'search-r1', 'direct', 'cot', 'rag', 'react', 'search-o1', 'research', 'prorag', 'arena'] as const;
-export type AgentName = (typeof AGENT_NAMES)[number];
+/** A protocol name: a built-in one or one registered with `registerProtocol`. */
+export type AgentName = string;
 
 export interface ProtocolDefaults {
   /** Agent steps before the answer is forced. */
@@ -33,7 +35,8 @@ export interface RenderOptions {
 }
 
 export interface Protocol {
-  readonly name: AgentName;
+  /** The --agent name. */
+  readonly name: string;
   /** One line, for --help and reports. */
   readonly description: string;
   readonly defaults: ProtocolDefaults;

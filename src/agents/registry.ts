@@ -1,7 +1,10 @@
-/** Every protocol by its --agent name. */
-import { InputError } from '../core/errors.js';
+/**
+ * Every protocol by its --agent name: the built-ins, and any registered with `registerProtocol`
+ * (from code or a `--plugin FILE`), which the CLI, the harness and the recipes then accept alike.
+ */
+import { type RegisterOptions, Registry } from '../core/registry.js';
 import { arena } from './arena.js';
-import { AGENT_NAMES, type AgentName, type Protocol } from './protocol.js';
+import type { Protocol } from './protocol.js';
 import { prorag } from './prorag.js';
 import { cot, direct, rag, react } from './rag-gym.js';
 import { reasonrag } from './reasonrag.js';
@@ -9,20 +12,24 @@ import { research } from './research.js';
 import { searchO1 } from './search-o1.js';
 import { searchR1 } from './search-r1.js';
 
-export const PROTOCOLS: Record<AgentName, Protocol> = {
-  reasonrag,
-  'search-r1': searchR1,
-  direct,
-  cot,
-  rag,
-  react,
-  'search-o1': searchO1,
-  research,
-  prorag,
-  arena,
-};
+/** The built-in protocols, by name. */
+export const PROTOCOLS = { reasonrag, 'search-r1': searchR1, direct, cot, rag, react, 'search-o1': searchO1, research, prorag, arena } as const;
 
+/** The protocol table (built-ins and registered ones); `get` throws an InputError listing the names. */
+export const protocols = new Registry<Protocol>('agent');
+for (const [name, p] of Object.entries(PROTOCOLS)) protocols.register(name, p);
+
+/** Makes `protocol` available as `--agent protocol.name` everywhere. */
+export function registerProtocol(protocol: Protocol, opts?: RegisterOptions): void {
+  protocols.register(protocol.name, protocol, opts);
+}
+
+/** The protocol called `name` (an InputError naming the known ones otherwise). */
 export function getProtocol(name: string): Protocol {
-  if (!(AGENT_NAMES as readonly string[]).includes(name)) throw new InputError(`unknown agent "${name}"`, `choose one of ${AGENT_NAMES.join(', ')}`);
-  return PROTOCOLS[name as AgentName];
+  return protocols.get(name);
+}
+
+/** Names of every registered protocol, built-ins first. */
+export function protocolNames(): string[] {
+  return protocols.names();
 }

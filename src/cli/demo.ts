@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { AGENT_NAMES } from '../agents/protocol.js';
+import { protocolNames } from '../agents/registry.js';
 import { DEMO_DEFAULTS, type DemoOptions, runDemo } from '../pipelines/demo.js';
 import { LLM_SPEC_HELP } from '../llm/create.js';
 import { choiceArg, intArg } from './options.js';
@@ -19,7 +19,7 @@ export function registerDemo(program: Command): void {
     .option('--grpo-epochs <n>', 'GRPO passes over the training questions', intArg(1, 1000), DEMO_DEFAULTS.grpoEpochs)
     .option('--n <n>', 'candidates per step for PRM best-of-N', intArg(1, 1000), DEMO_DEFAULTS.n)
     .option('--seed <n>', 'seed of the world and of every sample', intArg(0), DEMO_DEFAULTS.seed)
-    .option('--agent <name>', `protocol: ${AGENT_NAMES.join(', ')}`, choiceArg(AGENT_NAMES), DEMO_DEFAULTS.agent)
+    .option('--agent <name>', `protocol: ${protocolNames().join(', ')}`, choiceArg(protocolNames), DEMO_DEFAULTS.agent)
     .option('--llm <spec>', `use a real LLM as the policy (training then goes to TRL): ${LLM_SPEC_HELP}`)
     .option('--api-key <key>', 'API key for --llm (default: $OPENAI_API_KEY)')
     .action(async (opts: DemoOpts) => {

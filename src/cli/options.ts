@@ -20,9 +20,12 @@ export function numberArg(min: number, max: number) {
   };
 }
 
-export function choiceArg<T extends string>(choices: readonly T[]) {
+/** A flag parser accepting one of `choices`: a fixed list, or a function read at parse time (a
+ * registry's names, which plugins extend). */
+export function choiceArg<T extends string>(choices: readonly T[] | (() => readonly T[])) {
   return (value: string): T => {
-    if (!(choices as readonly string[]).includes(value)) throw new InvalidArgumentError(`expected one of ${choices.join(', ')}, got "${value}".`);
+    const list = typeof choices === 'function' ? choices() : choices;
+    if (!(list as readonly string[]).includes(value)) throw new InvalidArgumentError(`expected one of ${list.join(', ')}, got "${value}".`);
     return value as T;
   };
 }

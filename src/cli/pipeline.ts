@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { InputError } from '../core/errors.js';
 import { runPipeline } from '../pipelines/pipeline.js';
 import { loadRecipe, RECIPE_NAMES } from '../pipelines/recipe.js';
-import { AGENT_NAMES } from '../agents/protocol.js';
+import { protocolNames } from '../agents/registry.js';
 import { LLM_SPEC_HELP } from '../llm/create.js';
 import { choiceArg, intArg } from './options.js';
 
@@ -38,7 +38,7 @@ export function registerPipeline(program: Command): void {
     .option('--entities <n>', "entities of the synthetic world (default: the recipe's)", intArg(200, 10_000_000))
     .option('--train-questions <n>', "training questions (default: the recipe's)", intArg(1))
     .option('--test-questions <n>', "held-out test questions evaluated (default: the recipe's, else the whole test split)", intArg(1))
-    .option('--agent <name>', `the protocol (default: the recipe's); with --llm, the one your model speaks: ${AGENT_NAMES.join(', ')}`, choiceArg(AGENT_NAMES))
+    .option('--agent <name>', `the protocol (default: the recipe's); with --llm, the one your model speaks: ${protocolNames().join(', ')}`, choiceArg(protocolNames))
     .option('--engine <e>', 'gym (the TypeScript gym policy, offline; the default without --llm) or trl (the served --llm model, training through TRL; the default with it)', choiceArg(['gym', 'trl'] as const))
     .option('--llm <spec>', `the policy is this served model; training stages go to TRL (configs written and printed, run here when --trl-model is a local folder): ${LLM_SPEC_HELP}`)
     .option('--api-key <key>', 'API key for --llm (default: $OPENAI_API_KEY)')

@@ -9,7 +9,7 @@ import { createEmbedder, EMBEDDER_SPEC_HELP } from '../retrieval/embedders/embed
 import { InputError } from '../core/errors.js';
 import { addToSums, applyRewards, scoreTexts, writeRewards } from '../rewards/apply.js';
 import { Judge } from '../rewards/judge.js';
-import { composeScheme, SCHEMES } from '../rewards/schemes.js';
+import { composeScheme, rewardSchemes } from '../rewards/schemes.js';
 import { collect } from './options.js';
 import { fixed, formatTable } from './table.js';
 
@@ -26,7 +26,7 @@ interface RewardOpts {
   cacheDir: string;
 }
 
-const schemeHelp = Object.values(SCHEMES)
+const schemeHelp = () => rewardSchemes.values()
   .map((s) => `  ${s.name}: ${s.components.join(', ')}${Object.keys(s.defaults).length ? ` (options: ${Object.entries(s.defaults).map(([k, v]) => `${k}=${v}`).join(', ')})` : ''}\n      ${s.description}`)
   .join('\n');
 
@@ -45,7 +45,7 @@ export function registerReward(program: Command): void {
     .option('--embedder <spec>', `query embedder for the LWS search reward: ${EMBEDDER_SPEC_HELP}`, 'hash:512')
     .option('--api-key <key>', 'API key for the judge or embedder (default: $OPENAI_API_KEY)')
     .option('--cache-dir <dir>', 'response cache for the judge', '.ragtrail-cache')
-    .addHelpText('after', `\nSchemes and their components:\n${schemeHelp}`)
+    .addHelpText('after', `\nSchemes and their components:\n${schemeHelp()}`)
     .action(async (run: string | undefined, opts: RewardOpts) => {
       const scheme = composeScheme(opts.scheme, opts.option);
       if ((run === undefined) === (opts.texts === undefined)) throw new InputError(run === undefined ? 'nothing to score' : 'give a run folder or --texts, not both', 'ragtrail reward RUN --scheme S, or ragtrail reward --texts FILE.jsonl --scheme S --out OUT.jsonl');

@@ -3,7 +3,7 @@ import { InputError } from '../core/errors.js';
 import { listen, stopOnSignals } from '../core/http-server.js';
 import type { Question } from '../core/types.js';
 import { loadDataset } from '../corpus/dataset.js';
-import { AGENT_NAMES } from '../agents/protocol.js';
+import { protocolNames } from '../agents/registry.js';
 import { getProtocol } from '../agents/registry.js';
 import { RagEnv } from '../env/env.js';
 import { DEFAULT_MAX_ACTION_CHARS, EnvService } from '../env/serve/env-service.js';
@@ -46,7 +46,7 @@ export function addEnvOptions(cmd: Command, defaults: { agent?: string; reward?:
     .option('--dataset <file>', 'questions the episodes are drawn from')
     .option('--split <name>', 'only questions whose metadata.split is this ("" for all; default: train when the dataset has split metadata, else every question)')
     .option('--limit <n>', 'first N questions only', intArg(1))
-    .option('--agent <name>', `protocol for raw-text actions and prompts: ${AGENT_NAMES.join(', ')}`, choiceArg(AGENT_NAMES), defaults.agent)
+    .option('--agent <name>', `protocol for raw-text actions and prompts: ${protocolNames().join(', ')}`, choiceArg(protocolNames), defaults.agent)
     .option('--reward <expr>', `outcome reward scheme on the final step (see \`ragtrail reward --help\`)${defaults.reward ? '' : '; default: the algorithm\'s (em; lws: lws-stage1 then lws-stage2; prorag: prorag-outcome)'}`, defaults.reward)
     .option('--option <k=v>', 'reward scheme option (repeatable)', collect, [])
     .option('--prm <spec>', `process reward of every step: ${PRM_SPEC_HELP}`)

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { listen, stopOnSignals } from '../core/http-server.js';
-import { openRetriever, readManifest, type SearchMethod } from '../retrieval/index-dir.js';
+import { openRetriever, readManifest, registeredRetrieverKind, type SearchMethod } from '../retrieval/index-dir.js';
 import { defaultWorkers, PooledRetriever } from '../retrieval/pool.js';
 import { createRetrievalServer, DEFAULT_RETRIEVAL_LIMITS } from '../retrieval/server.js';
 import { choiceArg, intArg, numberArg } from './options.js';
@@ -45,14 +45,16 @@ export function registerServeRetriever(program: Command): void {
     .option('--max-body-mb <n>', 'size of one request body in MiB', numberArg(0.001, 1024), L.maxBodyBytes / 2 ** 20)
     .option('--quiet', 'do not log requests', false)
     .action(async (opts: ServeOpts) => {
-      const manifest = readManifest(opts.index);
-      const retriever = opts.workers > 0
+      // A registered retriever kind (a plugin) has no index folder, and lives only in this thread.
+      const custom = registeredRetrieverKind(opts.index) !== undefined;
+      const manifest = custom ? undefined : readManifest(opts.index);
+      const retriever = opts.workers > 0 && !custom
         ? await PooledRetriever.open(opts.index, opts.workers, { method: opts.retrieval, apiKey: opts.apiKey })
         : await openRetriever(opts.index, { method: opts.retrieval, embedderOptions: { apiKey: opts.apiKey } });
       const server = createRetrievalServer(retriever, {
         token: opts.token,
         defaultTopk: opts.topk,
-        passages: manifest.passages,
+        passages: manifest?.passages,
         maxQueries: opts.maxQueries,
         maxTopk: opts.maxTopk,
         maxResults: opts.maxResults,
@@ -62,7 +64,7 @@ export function registerServeRetriever(program: Command): void {
         onRequest: opts.quiet ? undefined : ({ status, queries, ms }) => console.error(`${new Date().toISOString()} ${status} ${queries} queries ${ms.toFixed(1)} ms`),
       });
       const port = await listen(server, opts.port, opts.host);
-      console.log(`serving ${retriever.name} over ${manifest.passages} passages at http://${opts.host}:${port}/retrieve${opts.token ? ' (token required)' : ''}`);
+      console.log(`serving ${retriever.name} over ${manifest ? `${manifest.passages} passages` : opts.index} at http://${opts.host}:${port}/retrieve${opts.token ? ' (token required)' : ''}`);
       stopOnSignals(server, { log: (m) => console.error(m) });
     });
 }

@@ -4,9 +4,11 @@ import { InputError } from '../core/errors.js';
 import type { Question } from '../core/types.js';
 import { loadDataset } from '../corpus/dataset.js';
 import type { Policy } from '../agents/policy.js';
-import { AGENT_NAMES, type Protocol } from '../agents/protocol.js';
+import type { Protocol } from '../agents/protocol.js';
+import { protocolNames } from '../agents/registry.js';
 import { getProtocol } from '../agents/registry.js';
-import { type BuiltSystem, buildSystem, POLICY_SPEC_HELP, type SystemSpec } from '../eval/systems.js';
+import { knownPolicy, POLICY_SPEC_HELP } from '../agents/policies.js';
+import { type BuiltSystem, buildSystem, type SystemSpec } from '../eval/systems.js';
 import { createLLM, LLM_SPEC_HELP, type LLMOptions } from '../llm/create.js';
 import type { MeteredLLM } from '../llm/middleware.js';
 import { openRetriever, type SearchMethod } from '../retrieval/index-dir.js';
@@ -42,13 +44,13 @@ export interface AgentOpts {
 /** The options of an agent, its model or stand-in, and its environment. */
 /** Validates --policy early, so that a typo is a flag error rather than a failure after loading. */
 export function policyArg(v: string): string {
-  if (v === 'sim' || v === 'oracle' || v === 'gym' || (v.startsWith('gym:') && v.length > 4)) return v;
+  if (knownPolicy(v) && v !== 'gym:') return v;
   throw new InvalidArgumentError(`expected ${POLICY_SPEC_HELP}`);
 }
 
 export function addAgentOptions(cmd: Command, defaults: { agent: string; concurrency: number }): Command {
   return cmd
-    .option('--agent <name>', `protocol: ${AGENT_NAMES.join(', ')}`, choiceArg(AGENT_NAMES), defaults.agent)
+    .option('--agent <name>', `protocol: ${protocolNames().join(', ')}`, choiceArg(protocolNames), defaults.agent)
     .option('--llm <spec>', `the model: ${LLM_SPEC_HELP}`)
     .option('--policy <spec>', `a non-LLM policy instead of --llm: ${POLICY_SPEC_HELP}`, policyArg)
     .option('--index <dir|url>', 'index folder, or the URL of a /retrieve server')

@@ -4,7 +4,7 @@ import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { InputError } from '../core/errors.js';
 import { getProtocol } from '../agents/registry.js';
-import { createPolicy } from '../eval/systems.js';
+import { createPolicy } from '../agents/policies.js';
 import { annotationPairs, demonstrations } from '../learn/gym/data.js';
 import { readTrees } from '../process/tree.js';
 import { GymPolicy } from '../learn/gym/policy.js';

@@ -10,98 +10,30 @@ import { ensureOutDir, readJsonFileSync, writeJsonAtomicSync } from '../core/io.
 import { join, resolve } from 'node:path';
 import { checkConfig, intIn, numberIn, readJsonConfig, z } from '../core/config-schema.js';
 import { InputError } from '../core/errors.js';
-import { AGENT_NAMES } from '../agents/protocol.js';
+import { protocolNames, protocols } from '../agents/registry.js';
 import { PRM_CANDIDATES } from '../prm/select.js';
 import type { Question } from '../core/types.js';
 import type { Trajectory } from '../core/trajectory.js';
 import { loadDataset } from '../corpus/dataset.js';
 import { createLLM } from '../llm/create.js';
-import { TrainedPRM, readPrmPairs, type PairEval } from '../prm/trained.js';
+import { TrainedPRM, readPrmPairs } from '../prm/trained.js';
 import type { AnnotationStats } from '../process/stats.js';
-import { openRetriever, type SearchMethod } from '../retrieval/index-dir.js';
+import { openRetriever } from '../retrieval/index-dir.js';
 import { Judge } from '../rewards/judge.js';
 import { arenaRelevance, trajectoryCitationPrecision } from './citations.js';
 import { runQuestions } from './run.js';
-import { bootstrapCI, type MeanCI, pairedBootstrap, pairedTTest } from './stats.js';
-import { buildSystem, type SystemSpec } from './systems.js';
+import { bootstrapCI, pairedBootstrap, pairedTTest } from './stats.js';
+import { buildSystem } from './systems.js';
 import { readTrajectories } from './trajectories.js';
 import { writeReport } from './report.js';
-import type { LineSeries } from './svg.js';
 
-export interface DatasetSpec {
-  name: string;
-  path: string;
-  split?: string;
-  limit?: number;
-}
-
-export interface EvalConfig {
-  index: string;
-  out: string;
-  datasets: DatasetSpec[];
-  systems: (SystemSpec & { name: string })[];
-  /** Name of the system the others are tested against. */
-  baseline?: string;
-  /** Judge model for the LLM-as-judge metric. */
-  judge?: string;
-  /** A trained PRM and held-out pairs: pair accuracy by action type in the report. */
-  prm?: { model: string; pairs: string };
-  /** An annotation folder: its reward-gap histogram in the report. */
-  annotation?: string;
-  retrieval?: SearchMethod;
-  concurrency?: number;
-  seed?: number;
-  cacheDir?: string;
-  apiKey?: string;
-}
-
-export interface Cell {
-  system: string;
-  dataset: string;
-  n: number;
-  em: MeanCI;
-  f1: MeanCI;
-  acc: MeanCI;
-  judge?: MeanCI;
-  retrievalCount: number;
-  /** Share of questions without a format failure. */
-  format: number;
-  /** ARENA: mean relevance reward of the cited references. */
-  relevance?: number;
-  /** ARENA: mean citation precision, |cited ∩ gold| / |cited| (0 for an answer citing nothing; eval/citations.ts). */
-  citationPrecision?: number;
-  /** Mean F1 of the questions answered after k searches (k = 0 … 5+). */
-  f1ByRetrievals: { rc: string; n: number; f1: number }[];
-  tokensPerQuestion: number;
-  vsBaseline?: Record<'em' | 'f1', { diff: number; t: number; pT: number; low: number; high: number; pBoot: number }>;
-}
-
-/** A plot of the report beyond the evaluation's own: training curves, EM against a budget. */
-export interface Curve {
-  title: string;
-  xLabel: string;
-  yLabel: string;
-  series: LineSeries[];
-  yMin?: number;
-  yMax?: number;
-}
-
-export interface EvalResults {
-  config: EvalConfig;
-  cells: Cell[];
-  /** Extra plots (the demo's training curves). */
-  curves?: Curve[];
-  /** Paragraphs shown above the tables (what produced the systems). */
-  notes?: string[];
-  prm?: PairEval & { model: string; pairs: string };
-  annotation?: AnnotationStats;
-  createdAt: string;
-}
+import type { Cell, DatasetSpec, EvalConfig, EvalResults } from './results.js';
+export type { Cell, Curve, DatasetSpec, EvalConfig, EvalResults } from './results.js';
 
 const systemSchema = z
   .object({
     name: z.string().min(1, 'must be a non-empty name'),
-    agent: z.enum(AGENT_NAMES),
+    agent: z.string().refine((a) => protocols.has(a), { error: () => `unknown agent; choose one of ${protocolNames().join(', ')}` }),
     llm: z.string().optional(),
     policy: z.string().optional(),
     competence: numberIn(0, 1).optional(),

@@ -7,7 +7,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Cell, EvalResults } from './harness.js';
+import type { Cell, EvalResults } from './results.js';
 import { barChart, lineChart, scatterChart } from './svg.js';
 
 const pct = (x: number) => (100 * x).toFixed(1);

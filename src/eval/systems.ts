@@ -4,12 +4,9 @@
  * in the environment of one index. Shared by `ragtrail run` and `ragtrail eval`.
  */
 import { InputError } from '../core/errors.js';
-import { OraclePolicy } from '../agents/oracle.js';
+import { createPolicy } from '../agents/policies.js';
 import { LlmPolicy, type Policy } from '../agents/policy.js';
-import type { Protocol } from '../agents/protocol.js';
 import { getProtocol } from '../agents/registry.js';
-import { GymPolicy } from '../learn/gym/policy.js';
-import { SimPolicy } from '../agents/sim.js';
 import { RagEnv } from '../env/env.js';
 import { createLLM, type LLMOptions } from '../llm/create.js';
 import type { MeteredLLM } from '../llm/middleware.js';
@@ -23,7 +20,7 @@ export interface SystemSpec {
   agent: string;
   /** The model, or… */
   llm?: string;
-  /** …a non-LLM stand-in: sim, oracle, gym (untrained) or gym:FILE (trained with `ragtrail train`). */
+  /** …a non-LLM stand-in: sim, oracle, gym (untrained), gym:FILE (trained with `ragtrail train`) or a registered policy. */
   policy?: string;
   competence?: number;
   select?: SelectMethod;
@@ -54,17 +51,6 @@ export interface BuiltSystem {
   llm?: MeteredLLM;
   temperature: number;
   vote?: { n: number; temperature: number };
-}
-
-export const POLICY_SPEC_HELP = 'sim (simulated imperfect agent), oracle (follows the gold decomposition), gym (the untrained gym policy) or gym:FILE (a gym policy from `ragtrail train`)';
-
-/** A non-LLM policy from its spec (see POLICY_SPEC_HELP). */
-export function createPolicy(spec: string, protocol: Protocol, competence = 0.7): Policy {
-  if (spec === 'sim') return new SimPolicy(protocol, competence);
-  if (spec === 'oracle') return new OraclePolicy(protocol);
-  if (spec === 'gym') return GymPolicy.fresh(protocol);
-  if (spec.startsWith('gym:')) return GymPolicy.load(spec.slice(4), protocol);
-  throw new InputError(`unknown policy "${spec}"`, `use ${POLICY_SPEC_HELP}`);
 }
 
 export async function buildSystem(spec: SystemSpec, retriever: Retriever, llmOptions: LLMOptions = {}): Promise<BuiltSystem> {

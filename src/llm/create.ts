@@ -7,6 +7,7 @@
  */
 import { join } from 'node:path';
 import { InputError } from '../core/errors.js';
+import { type RegisterOptions, Registry, splitSpec } from '../core/registry.js';
 import { KvStore } from '../core/kvstore.js';
 import { Limiter } from '../core/limiter.js';
 import { type CacheMode, CachedLLM, LimitedLLM, MeteredLLM, type Prices } from './middleware.js';
@@ -24,23 +25,39 @@ export interface LLMOptions extends OpenAIOptions {
   prices?: Prices;
 }
 
+/**
+ * Builds the backend of one spec kind from the rest of the spec (after `kind:`), e.g. for
+ * `openai:http://host/v1#model` the factory of `openai` receives `http://host/v1#model`.
+ */
+export type LLMBackendFactory = (rest: string, opts: LLMOptions) => LLM | Promise<LLM>;
+
+/** LLM backends by spec kind: `openai`, `llama`, and any registered with `registerLLMBackend`. */
+export const llmBackends = new Registry<LLMBackendFactory>('llm backend');
+
+llmBackends.register('openai', (rest, opts) => {
+  const hash = rest.lastIndexOf('#');
+  if (hash < 0 || !/^https?:\/\//.test(rest) || hash === rest.length - 1) {
+    throw new InputError(`llm "openai:${rest}": expected openai:<baseURL>#<model>`, 'e.g. openai:http://127.0.0.1:8000/v1#Qwen2.5-7B-Instruct');
+  }
+  return new OpenAICompatibleLLM(rest.slice(0, hash), rest.slice(hash + 1), opts);
+});
+llmBackends.register('llama', async (rest) => {
+  if (!rest) throw new InputError(`llm "llama:": expected llama:<path to a .gguf file>`);
+  const { LlamaCppLLM } = await import('./llama.js');
+  return LlamaCppLLM.load(rest);
+});
+
+/** Makes `KIND:…` specs build backends with `factory`, wherever an --llm spec is accepted. */
+export function registerLLMBackend(kind: string, factory: LLMBackendFactory, opts?: RegisterOptions): void {
+  llmBackends.register(kind, factory, opts);
+}
+
+/** The bare backend of a spec (no cache, limiter or meter: see `createLLM`). */
 export async function createBackend(spec: string, opts: LLMOptions = {}): Promise<LLM> {
-  const colon = spec.indexOf(':');
-  const kind = colon < 0 ? spec : spec.slice(0, colon);
-  const rest = colon < 0 ? '' : spec.slice(colon + 1);
-  if (kind === 'openai') {
-    const hash = rest.lastIndexOf('#');
-    if (hash < 0 || !/^https?:\/\//.test(rest) || hash === rest.length - 1) {
-      throw new InputError(`llm "${spec}": expected openai:<baseURL>#<model>`, 'e.g. openai:http://127.0.0.1:8000/v1#Qwen2.5-7B-Instruct');
-    }
-    return new OpenAICompatibleLLM(rest.slice(0, hash), rest.slice(hash + 1), opts);
-  }
-  if (kind === 'llama') {
-    if (!rest) throw new InputError(`llm "${spec}": expected llama:<path to a .gguf file>`);
-    const { LlamaCppLLM } = await import('./llama.js');
-    return LlamaCppLLM.load(rest);
-  }
-  throw new InputError(`unknown llm "${spec}"`, `use ${LLM_SPEC_HELP}`);
+  const { kind, rest } = splitSpec(spec);
+  const factory = llmBackends.find(kind);
+  if (!factory) throw new InputError(`unknown llm "${spec}"`, `use ${LLM_SPEC_HELP}${llmBackends.names().length > 2 ? `; registered kinds: ${llmBackends.names().join(', ')}` : ''}`);
+  return factory(rest, opts);
 }
 
 /** Wraps a backend with cache, limiter and meter. */

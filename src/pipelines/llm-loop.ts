@@ -30,7 +30,7 @@ import { type Curve, type EvalResults, runDir, runEval } from '../eval/harness.j
 import { writeReport } from '../eval/report.js';
 import { runQuestions } from '../eval/run.js';
 import type { SystemSpec } from '../eval/systems.js';
-import { createPolicy } from '../eval/systems.js';
+import { createPolicy } from '../agents/policies.js';
 import { readTrajectories } from '../eval/trajectories.js';
 import { createLLM } from '../llm/create.js';
 import { prmInputText } from '../prm/remote.js';

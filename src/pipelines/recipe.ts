@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { InputError } from '../core/errors.js';
-import { AGENT_NAMES } from '../agents/protocol.js';
+import { protocolNames, protocols } from '../agents/registry.js';
 
 /** recipes/ of the installed package (src/pipelines → ../../recipes, and the same from dist/pipelines). */
 export const RECIPES_DIR = resolve(fileURLToPath(new URL('../../recipes', import.meta.url)));
@@ -101,7 +101,7 @@ export const recipeSchema = z
     paper: z.string().min(1),
     /** One paragraph: what the pipeline does and how the offline run stands in for the paper's. */
     description: z.string().min(1),
-    agent: z.enum(AGENT_NAMES),
+    agent: z.string().refine((a) => protocols.has(a), { error: () => `unknown agent; choose one of ${protocolNames().join(', ')}` }),
     world: z.object({ entities: z.number().int().min(100).default(10_000), questions: z.number().int().positive().optional() }).strict().default({ entities: 10_000 }),
     seeds: z.array(z.number().int().min(0)).min(1).default([0, 1, 2]),
     trainQuestions: z.number().int().positive().default(200),

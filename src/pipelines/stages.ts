@@ -22,7 +22,7 @@ import { InputError } from '../core/errors.js';
 import { exactMatch } from '../core/metrics.js';
 import { writeJsonAtomicSync, writeJsonl } from '../core/io.js';
 import type { Action, Step } from '../core/trajectory.js';
-import { createPolicy } from '../eval/systems.js';
+import { createPolicy } from '../agents/policies.js';
 import { readPrmPairs, trainPrm } from '../prm/trained.js';
 import { annotate } from '../process/annotate.js';
 import { trajectorySftExample } from '../process/export.js';

@@ -9,6 +9,7 @@
  * A PRM trained on few pairs scores format badly, and executing a malformed step wastes a turn.
  */
 import { InputError } from '../core/errors.js';
+import { type RegisterOptions, Registry, splitSpec } from '../core/registry.js';
 import type { Policy, ProposeOptions } from '../agents/policy.js';
 import type { Move, State } from '../env/env.js';
 import { createLLM, type LLMOptions } from '../llm/create.js';
@@ -69,17 +70,32 @@ export class PrmGuidedPolicy implements Policy {
 
 export const PRM_SPEC_HELP = 'a model file from `ragtrail prm train`, judge:<llm spec>, remote:<vllm-pooling|vllm-classify|tei-rerank>:<url>[#model], or gold (a diagnostic that reads the gold plan, non-LLM)';
 
+/** Builds a PRM from the rest of its spec (after `kind:`; empty for a bare `kind`). */
+export type PrmFactory = (rest: string, llmOptions: LLMOptions) => PRM | Promise<PRM>;
+
+/** PRM kinds by spec prefix: `gold`, `judge`, `remote`, and any registered with `registerPrm`. A spec
+ * whose prefix is not registered is the path of a model file from `ragtrail prm train`. */
+export const prmKinds = new Registry<PrmFactory>('prm kind');
+
+prmKinds.register('gold', () => new GoldPRM());
+prmKinds.register('judge', async (rest, llmOptions) => new JudgePRM(await createLLM(rest, llmOptions)));
+prmKinds.register('remote', (rest, llmOptions) => {
+  const colon = rest.indexOf(':');
+  const shape = rest.slice(0, colon) as RemoteShape;
+  if (colon < 0 || !REMOTE_SHAPES.includes(shape)) throw new InputError(`prm "remote:${rest}": expected remote:<${REMOTE_SHAPES.join('|')}>:<url>[#model]`);
+  const target = rest.slice(colon + 1);
+  const hash = target.lastIndexOf('#');
+  return new RemotePRM(hash > 0 ? target.slice(0, hash) : target, { shape, model: hash > 0 ? target.slice(hash + 1) : undefined, apiKey: llmOptions.apiKey });
+});
+
+/** Makes `KIND` / `KIND:…` PRM specs build with `factory`, wherever a --prm spec is accepted. */
+export function registerPrm(kind: string, factory: PrmFactory, opts?: RegisterOptions): void {
+  prmKinds.register(kind, factory, opts);
+}
+
+/** The PRM of a spec (see PRM_SPEC_HELP and `registerPrm`). */
 export async function createPrm(spec: string, llmOptions: LLMOptions = {}): Promise<PRM> {
-  if (spec === 'gold') return new GoldPRM();
-  if (spec.startsWith('judge:')) return new JudgePRM(await createLLM(spec.slice('judge:'.length), llmOptions));
-  if (spec.startsWith('remote:')) {
-    const rest = spec.slice('remote:'.length);
-    const colon = rest.indexOf(':');
-    const shape = rest.slice(0, colon) as RemoteShape;
-    if (colon < 0 || !REMOTE_SHAPES.includes(shape)) throw new InputError(`prm "${spec}": expected remote:<${REMOTE_SHAPES.join('|')}>:<url>[#model]`);
-    const target = rest.slice(colon + 1);
-    const hash = target.lastIndexOf('#');
-    return new RemotePRM(hash > 0 ? target.slice(0, hash) : target, { shape, model: hash > 0 ? target.slice(hash + 1) : undefined, apiKey: llmOptions.apiKey });
-  }
-  return TrainedPRM.load(spec);
+  const { kind, rest } = splitSpec(spec);
+  const factory = prmKinds.find(kind);
+  return factory ? factory(rest, llmOptions) : TrainedPRM.load(spec);
 }

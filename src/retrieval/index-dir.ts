@@ -13,6 +13,7 @@
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { InputError } from '../core/errors.js';
+import { type RegisterOptions, Registry, splitSpec } from '../core/registry.js';
 import { readJsonFileSync, readLines, writeJsonAtomicSync } from '../core/io.js';
 import { Progress } from '../core/progress.js';
 import type { Passage } from '../core/types.js';
@@ -188,11 +189,37 @@ export interface OpenRetrieverOptions {
   token?: string;
 }
 
+/** Opens a retriever from the rest of its location (after `kind:`). */
+export type RetrieverFactory = (rest: string, opts: OpenRetrieverOptions) => Retriever | Promise<Retriever>;
+
+/**
+ * Retriever kinds registered with `registerRetriever`: a location `KIND:rest` opens through the
+ * kind's factory. Built-in locations (an index folder, an http(s) URL, `es:` / `opensearch:`) are
+ * not in this table and cannot be shadowed by it.
+ */
+export const retrieverKinds = new Registry<RetrieverFactory>('retriever kind');
+
+/** Makes `--index KIND:rest` open with `factory` in every command that takes an index. */
+export function registerRetriever(kind: string, factory: RetrieverFactory, opts?: RegisterOptions): void {
+  if (['http', 'https', 'es', 'opensearch'].includes(kind)) throw new InputError(`retriever kind "${kind}" is built in`, 'pick another name');
+  retrieverKinds.register(kind, factory, opts);
+}
+
+/** The registered retriever kind a location names, if any. */
+export function registeredRetrieverKind(location: string): { factory: RetrieverFactory; rest: string } | undefined {
+  const { kind, rest } = splitSpec(location);
+  const factory = location.includes(':') ? retrieverKinds.find(kind) : undefined;
+  return factory ? { factory, rest } : undefined;
+}
+
 /**
  * A Retriever over an index folder, over a Search-R1-style retrieval server when `location` is
- * an http(s) URL, or over an Elasticsearch / OpenSearch index (`es:URL#INDEX`, `opensearch:URL#INDEX`).
+ * an http(s) URL, over an Elasticsearch / OpenSearch index (`es:URL#INDEX`, `opensearch:URL#INDEX`),
+ * or of a registered kind (`KIND:rest`, see `registerRetriever`).
  */
 export async function openRetriever(location: string, opts: OpenRetrieverOptions = {}): Promise<Retriever> {
+  const custom = registeredRetrieverKind(location);
+  if (custom) return custom.factory(custom.rest, opts);
   if (/^https?:\/\//.test(location)) return new HttpRetriever(location, { token: opts.token });
   const engine = parseEngineSpec(location);
   if (engine) return EngineRetriever.open(engine, { method: opts.method, embedder: async (m) => opts.embedder ?? createEmbedder(m.embedder!, opts.embedderOptions), depth: opts.rrfDepth });

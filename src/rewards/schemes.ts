@@ -4,6 +4,7 @@
  * `term.k=v` reaches one.
  */
 import { InputError } from '../core/errors.js';
+import { type RegisterOptions, Registry } from '../core/registry.js';
 import { exactMatch } from '../core/metrics.js';
 import { createEmbedder, type Embedder } from '../retrieval/embedders/embedder.js';
 import { arenaAuthorsRewards, arenaRewards, goldReferenceNumbers, referenceIds } from './arena.js';
@@ -94,6 +95,7 @@ function lwsScheme(stage: 1 | 2): RewardScheme {
   };
 }
 
+/** The built-in reward schemes, by name. */
 export const SCHEMES: Record<string, RewardScheme> = {
   em: metricScheme('em'),
   f1: metricScheme('f1'),
@@ -230,6 +232,16 @@ export const SCHEMES: Record<string, RewardScheme> = {
   },
 };
 
+/** The scheme table (built-ins and registered ones) that `composeScheme` reads. */
+export const rewardSchemes = new Registry<RewardScheme>('reward scheme');
+for (const s of Object.values(SCHEMES)) rewardSchemes.register(s.name, s);
+
+/** Makes `scheme` usable as `--scheme scheme.name` (alone or in a weighted sum) everywhere. */
+export function registerRewardScheme(scheme: RewardScheme, opts?: RegisterOptions): void {
+  rewardSchemes.register(scheme.name, scheme, opts);
+}
+
+/** A parsed `--scheme` expression: weighted terms with their options, computed as one reward. */
 export interface ComposedScheme {
   expression: string;
   terms: { weight: number; scheme: RewardScheme; options: Record<string, OptionValue> }[];
@@ -246,9 +258,9 @@ function parseValue(v: string): OptionValue {
 /** Parses "w1*scheme1+scheme2" and `k=v` / `scheme.k=v` options into a weighted sum of schemes. */
 export function composeScheme(expression: string, optionArgs: readonly string[] = []): ComposedScheme {
   const terms = expression.split('+').map((raw) => {
-    const m = /^\s*(?:([0-9.eE+-]+)\s*\*\s*)?([a-z0-9-]+)\s*$/.exec(raw);
-    const scheme = m ? SCHEMES[m[2]!] : undefined;
-    if (!m || !scheme) throw new InputError(`unknown reward scheme "${raw.trim()}"`, `use one of ${Object.keys(SCHEMES).join(', ')}, or a weighted sum like 0.5*f1+lws-stage1`);
+    const m = /^\s*(?:([0-9.eE+-]+)\s*\*\s*)?([A-Za-z0-9._-]+)\s*$/.exec(raw);
+    const scheme = m ? rewardSchemes.find(m[2]!) : undefined;
+    if (!m || !scheme) throw new InputError(`unknown reward scheme "${raw.trim()}"`, `use one of ${rewardSchemes.names().join(', ')}, or a weighted sum like 0.5*f1+lws-stage1`);
     return { weight: m[1] === undefined ? 1 : Number(m[1]), scheme, options: { ...scheme.defaults } };
   });
   for (const arg of optionArgs) {

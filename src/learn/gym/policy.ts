@@ -12,6 +12,7 @@ import type { Action } from '../../core/trajectory.js';
 import type { Policy, ProposeOptions } from '../../agents/policy.js';
 import type { Protocol } from '../../agents/protocol.js';
 import { getProtocol } from '../../agents/registry.js';
+import { policies } from '../../agents/policies.js';
 import type { Move, State } from '../../env/env.js';
 import { type ModelKind, type ModelState, ScoreModel } from '../../prm/model.js';
 import { generateCandidates, type GymCandidate, sameGymAction } from './candidates.js';
@@ -132,3 +133,7 @@ export class GymPolicy implements Policy {
     });
   }
 }
+
+// `--policy gym` (untrained) and `--policy gym:FILE` (from `ragtrail train`): registered here, beside
+// the model, so that agents/ and eval/ build it through the policy table without importing learn/.
+policies.register('gym', (arg, protocol) => (arg ? GymPolicy.load(arg, protocol) : GymPolicy.fresh(protocol)));

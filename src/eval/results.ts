@@ -1,0 +1,84 @@
+/**
+ * The evaluation's data: its config and the results the harness computes and the report draws. Kept
+ * apart from both so that neither imports the other's code (harness → report, both → results).
+ */
+import type { AnnotationStats } from '../process/stats.js';
+import type { PairEval } from '../prm/trained.js';
+import type { SearchMethod } from '../retrieval/index-dir.js';
+import type { MeanCI } from './stats.js';
+import type { LineSeries } from './svg.js';
+import type { SystemSpec } from './systems.js';
+
+/** One dataset of an evaluation. */
+export interface DatasetSpec {
+  name: string;
+  path: string;
+  split?: string;
+  limit?: number;
+}
+
+/** An evaluation: which systems on which datasets over which index (`ragtrail eval --config`). */
+export interface EvalConfig {
+  index: string;
+  out: string;
+  datasets: DatasetSpec[];
+  systems: (SystemSpec & { name: string })[];
+  /** Name of the system the others are tested against. */
+  baseline?: string;
+  /** Judge model for the LLM-as-judge metric. */
+  judge?: string;
+  /** A trained PRM and held-out pairs: pair accuracy by action type in the report. */
+  prm?: { model: string; pairs: string };
+  /** An annotation folder: its reward-gap histogram in the report. */
+  annotation?: string;
+  retrieval?: SearchMethod;
+  concurrency?: number;
+  seed?: number;
+  cacheDir?: string;
+  apiKey?: string;
+}
+
+/** One system on one dataset: its metrics with 95% CIs, and its test against the baseline. */
+export interface Cell {
+  system: string;
+  dataset: string;
+  n: number;
+  em: MeanCI;
+  f1: MeanCI;
+  acc: MeanCI;
+  judge?: MeanCI;
+  retrievalCount: number;
+  /** Share of questions without a format failure. */
+  format: number;
+  /** ARENA: mean relevance reward of the cited references. */
+  relevance?: number;
+  /** ARENA: mean citation precision, |cited ∩ gold| / |cited| (0 for an answer citing nothing; eval/citations.ts). */
+  citationPrecision?: number;
+  /** Mean F1 of the questions answered after k searches (k = 0 … 5+). */
+  f1ByRetrievals: { rc: string; n: number; f1: number }[];
+  tokensPerQuestion: number;
+  vsBaseline?: Record<'em' | 'f1', { diff: number; t: number; pT: number; low: number; high: number; pBoot: number }>;
+}
+
+/** A plot of the report beyond the evaluation's own: training curves, EM against a budget. */
+export interface Curve {
+  title: string;
+  xLabel: string;
+  yLabel: string;
+  series: LineSeries[];
+  yMin?: number;
+  yMax?: number;
+}
+
+/** Everything `runEval` measured, as written to results.json. */
+export interface EvalResults {
+  config: EvalConfig;
+  cells: Cell[];
+  /** Extra plots (the demo's training curves). */
+  curves?: Curve[];
+  /** Paragraphs shown above the tables (what produced the systems). */
+  notes?: string[];
+  prm?: PairEval & { model: string; pairs: string };
+  annotation?: AnnotationStats;
+  createdAt: string;
+}
