@@ -1,4 +1,10 @@
-/** ragtrail's public API: the data model, loaders, the synthetic world, and the answer metrics. */
+/**
+ * `ragtrail`: the data model (questions, passages, trajectories), dataset and corpus loaders, the
+ * synthetic multi-hop world, the answer metrics and statistics, and plugins (`definePlugin`). Each
+ * stage has its own entry point: `ragtrail/retrieval`, `ragtrail/llm`, `ragtrail/env`,
+ * `ragtrail/agents`, `ragtrail/rewards`, `ragtrail/process`, `ragtrail/prm`, `ragtrail/learn`, `ragtrail/eval`.
+ * @module
+ */
 export type { DecompositionStep, Passage, Question } from './core/types.js';
 export { InputError, RagtrailError, RecordError } from './core/errors.js';
 export { Rng } from './core/rng.js';
@@ -11,3 +17,7 @@ export { answerScores, coverMatch, exactMatch, f1Score, normalizeAnswer } from '
 export { bootstrapCI, pairedBootstrap, pairedTTest } from './eval/stats.js';
 export { loadPredictions, type Predictions } from './eval/predictions.js';
 export { comparePaired, scorePredictions, type ScoreReport } from './eval/score.js';
+export type { Action, ActionType, Message, RetrievedDoc, Step, Trajectory } from './core/trajectory.js';
+export { isFormatFailure } from './core/trajectory.js';
+export { Registry, type RegisterOptions } from './core/registry.js';
+export { definePlugin, loadPlugin, pluginApi, type PluginApi, type RagtrailPlugin } from './plugin.js';

@@ -13,6 +13,8 @@ import { addRetryOption, choiceArg, collect, intArg, numberArg } from './options
 import { relabel, RELABEL_FILES } from '../process/relabel.js';
 import type { LabellerMode } from '../process/reasonrag-tree.js';
 import { VALUE_LABELS, type ValueLabel } from '../process/values.js';
+import { stateOutcome } from '../rewards/apply.js';
+import { composeScheme } from '../rewards/schemes.js';
 import { addAgentOptions, type AgentOpts, loadQuestions, nonLlmNote, setupAgent } from './setup.js';
 import { fixed, formatTable } from './table.js';
 
@@ -29,6 +31,8 @@ interface AnnotateOpts extends AgentOpts {
   alpha: number;
   gamma: number;
   reward: 'f1' | 'binary';
+  outcome?: string;
+  outcomeOption: string[];
   prior: PriorMode;
   rolloutValue: 'correct' | 'f1';
   temperature?: number;
@@ -94,6 +98,8 @@ export function registerAnnotate(program: Command): void {
     .option('--gamma <g>', 'PUCT backup decay per step', numberArg(0, 1), 0.99)
     .option('--prior <p>', "PUCT prior of sampled steps: length-normalised (softmax of mean token log-probs), sequence (of summed log-probs) or uniform (ProRAG's code)", choiceArg(PRIOR_MODES), 'length-normalised')
     .option('--reward <r>', 'PUCT simulation reward: f1 (authors\' code) or binary', choiceArg(['f1', 'binary'] as const), 'f1')
+    .option('--outcome <scheme>', "MCTS: score finished rollouts and answer leaves with this reward scheme (as in `ragtrail reward --scheme`, a registered one included) instead of the answer's F1; keep it in [0, 1]")
+    .option('--outcome-option <k=v>', 'an option of the --outcome scheme (repeatable)', collect, [])
     .option('--temperature <t>', 'expansion sampling temperature (UCT 1.0, PUCT 0.9, rank 1.0)', numberArg(0, 10))
     .option('--batch <n>', 'tree leaves evaluated concurrently per question', intArg(1, 256), 4)
     .option('--candidates <n>', 'rank: candidate actions per step', intArg(2, 100), 10)
@@ -153,7 +159,10 @@ export function registerAnnotate(program: Command): void {
         candidates: opts.candidates,
         rankSource: opts.method === 'rank' ? rankSource! : null,
         ...(rankSource === 'rollout' && { rolloutValue: opts.rolloutValue }),
+        ...(opts.outcome && { outcome: opts.outcome, outcomeOptions: opts.outcomeOption }),
       };
+      if (opts.outcome && opts.method === 'rank') throw new InputError('--outcome scores search-tree rollouts; --method rank ranks candidates instead', 'drop --outcome or use an mcts method');
+      const outcome = opts.outcome ? stateOutcome(composeScheme(opts.outcome, opts.outcomeOption), protocol, { questions: new Map(questions.map((q) => [q.id, q])) }) : undefined;
       const mcts = {
         maxDepth: opts.maxDepth,
         rollouts: opts.rollouts,
@@ -163,6 +172,7 @@ export function registerAnnotate(program: Command): void {
         prior: opts.prior,
         batch: opts.batch,
         judge,
+        ...(outcome && { outcome }),
         ...(opts.simulations !== undefined && { simulations: opts.simulations }),
         ...(opts.maxChildren !== undefined && { maxChildren: opts.maxChildren }),
         ...(opts.c !== undefined && { c: opts.c }),

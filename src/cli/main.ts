@@ -22,6 +22,8 @@ import { registerServeRetriever } from './serve-retriever.js';
 import { registerTrain } from './train.js';
 import { registerScore } from './score.js';
 import { registerWorld } from './world.js';
+import { collect } from './options.js';
+import { loadPlugin, pluginArgs } from '../plugin.js';
 
 export function buildProgram(): Command {
   const program = new Command('ragtrail')
@@ -29,7 +31,10 @@ export function buildProgram(): Command {
     .version('0.1.0')
     .exitOverride()
     .showSuggestionAfterError(true)
-    .configureOutput({ outputError: (str, write) => write(`ragtrail: ${str.replace(/^error: /, '').trim()}\n`) });
+    .configureOutput({ outputError: (str, write) => write(`ragtrail: ${str.replace(/^error: /, '').trim()}\n`) })
+    // Read (and loaded) in `main` before the program is built, so that every command's flags see the
+    // plugin's names; declared here so that --help lists it and parsing accepts it.
+    .option('--plugin <file>', 'an ES module that registers protocols, reward schemes, retrievers, LLM backends, PRMs or policies (repeatable; see the README, "ragtrail as a library")', collect);
   registerDemo(program);
   registerLlmLoop(program);
   registerPipeline(program);
@@ -51,6 +56,13 @@ export function buildProgram(): Command {
 }
 
 export async function main(argv: string[]): Promise<number> {
+  try {
+    for (const file of pluginArgs(argv.slice(2))) await loadPlugin(file);
+  } catch (e) {
+    if (!(e instanceof InputError)) throw e;
+    process.stderr.write(`ragtrail: ${e.message}\n`);
+    return 2;
+  }
   const program = buildProgram();
   if (argv.length <= 2) {
     program.outputHelp({ error: true });

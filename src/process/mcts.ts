@@ -26,7 +26,7 @@ import type { Move, RagEnv, State } from '../env/env.js';
 import { f1Score } from '../core/metrics.js';
 import type { LLM } from '../llm/types.js';
 import { q, sameAction, Tree, type TreeNode } from './tree.js';
-import { judgeValue, rollout, seedFor, spre } from './values.js';
+import { judgeValue, type OutcomeScore, rollout, seedFor, spre } from './values.js';
 
 export type PriorMode = 'length-normalised' | 'sequence' | 'uniform';
 export const PRIOR_MODES: readonly PriorMode[] = ['length-normalised', 'sequence', 'uniform'];
@@ -58,6 +58,9 @@ export interface MctsOptions {
   batch: number;
   seed: number;
   judge?: LLM;
+  /** Score of a finished episode (rollouts and terminal nodes); default the answer's F1, as in the
+   * papers. A reward scheme stands in through rewards/apply `stateOutcome`. */
+  outcome?: OutcomeScore;
 }
 
 export const UCT_DEFAULTS: MctsOptions = {
@@ -184,7 +187,7 @@ export class Mcts {
       if (!o.judge) throw new Error('mcts-judge needs a judge model');
       return (await judgeValue(o.judge, node.state)).value;
     }
-    const { value, rollouts } = await spre(this.env, this.policy, node.state, { k: o.rollouts, alpha: o.alpha, temperature: o.rolloutTemperature, seed: seedFor(o.seed, node.state.question.id, 'node', node.id) });
+    const { value, rollouts } = await spre(this.env, this.policy, node.state, { k: o.rollouts, alpha: o.alpha, temperature: o.rolloutTemperature, seed: seedFor(o.seed, node.state.question.id, 'node', node.id), outcome: o.outcome });
     if (rollouts.some((r) => r.answered)) this.tree.markAnswered(node);
     return value;
   }
@@ -202,7 +205,7 @@ export class Mcts {
     const child = this.tree.add(node, (await this.env.step(node.state, move)).state);
     this.stats.expansions++;
     if (child.terminal) {
-      child.score = f1Score(lastAnswer(child.state), child.state.question.answers).f1;
+      child.score = await this.outcomeOf(child.state);
       if (lastAnswer(child.state).trim() !== '') this.tree.markAnswered(child);
     }
     const value = await this.evaluate(child);
@@ -225,7 +228,7 @@ export class Mcts {
     });
     for (const d of distinct) {
       const child = this.tree.add(node, (await this.env.step(node.state, d.move)).state, { prior: d.prior });
-      if (child.terminal) child.score = f1Score(lastAnswer(child.state), child.state.question.answers).f1;
+      if (child.terminal) child.score = await this.outcomeOf(child.state);
       this.stats.expansions++;
     }
     const children = this.tree.children(node);
@@ -236,9 +239,14 @@ export class Mcts {
     return { leaf: pick, value, path: [...job.path, pick] };
   }
 
+  /** The outcome score of a finished episode (F1 of its answer unless `outcome` is set). */
+  private async outcomeOf(state: State): Promise<number> {
+    return this.opts.outcome ? this.opts.outcome(state) : f1Score(lastAnswer(state), state.question.answers).f1;
+  }
+
   /** PUCT simulation: one rollout from the node to an answer, scored by F1 or binary correctness. */
   private async simulate(node: TreeNode): Promise<number> {
-    const r = await rollout(this.env, this.policy, node.state, { temperature: this.opts.rolloutTemperature, seed: seedFor(this.opts.seed, node.state.question.id, 'sim', node.id, node.N) });
+    const r = await rollout(this.env, this.policy, node.state, { temperature: this.opts.rolloutTemperature, seed: seedFor(this.opts.seed, node.state.question.id, 'sim', node.id, node.N), outcome: this.opts.outcome });
     if (r.answered) this.tree.markAnswered(node);
     return this.opts.reward === 'binary' ? (r.score === 1 ? 1 : 0) : r.score;
   }

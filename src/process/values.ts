@@ -18,7 +18,8 @@ export interface Rollout {
   prediction: string;
   /** Total steps of the completed trajectory (from the root). */
   steps: number;
-  /** F1 of the answer against the gold answers. */
+  /** The outcome score of the finished episode: F1 of the answer against the gold answers, or the
+   * `outcome` function's value when one is given. */
   score: number;
   /** An answer was produced (not an empty forced answer). */
   answered: boolean;
@@ -28,8 +29,20 @@ export function seedFor(...parts: (string | number)[]): number {
   return new Rng(parts.join('/')).nextUint32() & 0x7fffffff;
 }
 
+/**
+ * Scores a finished episode in [0, 1] for rollouts and terminal nodes. The papers use the answer's F1
+ * (`answerF1`); any reward scheme can stand in (rewards/apply `stateOutcome`).
+ */
+export type OutcomeScore = (final: State) => number | Promise<number>;
+
+/** F1 of the episode's answer against the gold answers (ReasonRAG's and ProRAG's rollout score). */
+export function answerF1(state: State): number {
+  const last = state.steps[state.steps.length - 1];
+  return f1Score(last?.action.type === 'answer' ? last.action.answer : '', state.question.answers).f1;
+}
+
 /** Completes the episode from `state` with the policy (one action per step, seeded). */
-export async function rollout(env: RagEnv, policy: Policy, state: State, opts: { temperature: number; seed: number }): Promise<Rollout> {
+export async function rollout(env: RagEnv, policy: Policy, state: State, opts: { temperature: number; seed: number; outcome?: OutcomeScore }): Promise<Rollout> {
   let s = state;
   const limit = s.steps.length + env.config.maxTurns + 2;
   while (!s.done && s.steps.length < limit) {
@@ -39,19 +52,21 @@ export async function rollout(env: RagEnv, policy: Policy, state: State, opts: {
   }
   const last = s.steps[s.steps.length - 1];
   const prediction = last?.action.type === 'answer' ? last.action.answer : '';
-  return { prediction, steps: s.steps.length, score: f1Score(prediction, s.question.answers).f1, answered: prediction.trim() !== '' };
+  const score = opts.outcome ? await opts.outcome(s) : f1Score(prediction, s.question.answers).f1;
+  return { prediction, steps: s.steps.length, score, answered: prediction.trim() !== '' };
 }
 
 /** SPRE value of a state from k rollouts run concurrently (ReasonRAG eq. 1). */
-export async function spre(env: RagEnv, policy: Policy, state: State, opts: { k: number; alpha: number; temperature: number; seed: number }): Promise<{ value: number; rollouts: Rollout[] }> {
+export async function spre(env: RagEnv, policy: Policy, state: State, opts: { k: number; alpha: number; temperature: number; seed: number; outcome?: OutcomeScore }): Promise<{ value: number; rollouts: Rollout[] }> {
   if (state.done) {
     // A finished state is its own (only) rollout.
     const last = state.steps[state.steps.length - 1]!;
     const prediction = last.action.type === 'answer' ? last.action.answer : '';
-    const r: Rollout = { prediction, steps: state.steps.length, score: f1Score(prediction, state.question.answers).f1, answered: prediction.trim() !== '' };
+    const score = opts.outcome ? await opts.outcome(state) : f1Score(prediction, state.question.answers).f1;
+    const r: Rollout = { prediction, steps: state.steps.length, score, answered: prediction.trim() !== '' };
     return { value: spreValue([r], opts.alpha), rollouts: [r] };
   }
-  const rollouts = await Promise.all(Array.from({ length: opts.k }, (_, i) => rollout(env, policy, state, { temperature: opts.temperature, seed: seedFor(opts.seed, 'rollout', i) })));
+  const rollouts = await Promise.all(Array.from({ length: opts.k }, (_, i) => rollout(env, policy, state, { temperature: opts.temperature, seed: seedFor(opts.seed, 'rollout', i), outcome: opts.outcome })));
   return { value: spreValue(rollouts, opts.alpha), rollouts };
 }
 

@@ -3,7 +3,9 @@ import { writeFileSync } from 'node:fs';
 import { InputError } from '../core/errors.js';
 import { readJsonl, writeJsonl } from '../core/io.js';
 import type { Question } from '../core/types.js';
-import type { AgentName } from '../agents/protocol.js';
+import type { AgentName, Protocol } from '../agents/protocol.js';
+import type { State } from '../env/env.js';
+import { toTrajectory } from '../env/trajectory.js';
 import { getProtocol } from '../agents/registry.js';
 import { episodeFromJson, episodeTrajectory } from './episode.js';
 import type { Trajectory } from '../core/trajectory.js';
@@ -34,6 +36,16 @@ export function episodeScorer(scheme: ComposedScheme, opts: ApplyOptions = {}): 
     const r = await scheme.compute(contextFor(t, opts));
     return { total: r.total, components: r.components };
   };
+}
+
+/**
+ * A reward scheme as the outcome score of annotation rollouts (process/values `OutcomeScore`): the
+ * finished episode becomes a trajectory of `protocol` and the scheme's total is its value. Keep the
+ * scheme's range in [0, 1] for SPRE's values to stay comparable to the papers' F1.
+ */
+export function stateOutcome(scheme: ComposedScheme, protocol: Protocol, opts: ApplyOptions = {}): (final: State) => Promise<number> {
+  const who = { protocol, name: `outcome:${scheme.expression}` };
+  return async (final) => (await scheme.compute(contextFor(toTrajectory(final, who, 0), opts))).total;
 }
 
 export function contextFor(t: Trajectory, opts: ApplyOptions): RewardContext {

@@ -1,0 +1,12 @@
+/**
+ * `ragtrail/agents`: protocols (how a state becomes a prompt and a reply becomes an action; parsers
+ * never throw) and policies (what proposes the next action: an LLM, or a non-LLM stand-in). Register
+ * your own with `registerProtocol` and `registerPolicy`.
+ * @module
+ */
+export { AGENT_NAMES, type AgentName, type Protocol, type ProtocolDefaults, type RenderOptions, firstTag, formatDocs, invalid, tagContent } from './protocol.js';
+export { getProtocol, PROTOCOLS, protocolNames, protocols, registerProtocol } from './registry.js';
+export { LlmPolicy, type LlmPolicyOptions, type Policy, type PolicyKind, type ProposeOptions } from './policy.js';
+export { createPolicy, POLICY_SPEC_HELP, policies, type PolicyFactory, type PolicyOptions, registerPolicy } from './policies.js';
+export { OraclePolicy } from './oracle.js';
+export { SimPolicy } from './sim.js';

@@ -1,0 +1,12 @@
+/**
+ * `ragtrail/prm`: process reward models (`PRM.score(state, candidates)`): the TypeScript head trained
+ * on step pairs, an LLM judge, remote scoring servers, the gold-plan diagnostic, PRMs of your own
+ * (`registerPrm`), and PRM-guided best-of-N action selection (RAG-Gym Alg. 1).
+ * @module
+ */
+export type { Candidate, PRM } from './types.js';
+export { createPrm, PRM_CANDIDATES, PRM_SPEC_HELP, type PrmCandidates, type PrmFactory, PrmGuidedPolicy, prmKinds, registerPrm } from './select.js';
+export { type PairEval, type PrmTrainOptions, readPrmPairs, TrainedPRM, trainPrm } from './trained.js';
+export { JudgePRM } from './judge.js';
+export { RemotePRM, type RemoteOptions, type RemoteShape } from './remote.js';
+export { GoldPRM } from './gold.js';

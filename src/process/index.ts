@@ -1,0 +1,14 @@
+/**
+ * `ragtrail/process`: process supervision. MCTS (UCT / PUCT) with SPRE rollouts (ReasonRAG) or a value
+ * judge, judge ranking of sampled actions (RAG-Gym), step preference pairs, and their export in the
+ * formats trainers read (TRL preference / SFT / stepwise).
+ * @module
+ */
+export { annotate, ANNOTATE_METHODS, type AnnotateMethod, type AnnotateOptions, annotateQuestion, type AnnotateResult } from './annotate.js';
+export { Mcts, type MctsOptions, type MctsStats, PUCT_DEFAULTS, puctScore, UCT_DEFAULTS, uctScore } from './mcts.js';
+export { type Rollout, rollout, spre } from './values.js';
+export { minePairs, type MineOptions, type Pair, type PairSide } from './mine.js';
+export { annotateByRanking, type RankOptions, type RankResult } from './rank.js';
+export { type PreferenceExample, preferenceExample, sftExamples, stepwiseExamples } from './export.js';
+export { readTrees, type SavedTree, Tree, type TreeNode } from './tree.js';
+export { type AnnotationStats, annotationStats } from './stats.js';

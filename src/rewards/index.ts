@@ -1,0 +1,26 @@
+/**
+ * `ragtrail/rewards`: the papers' reward functions (ReasonRAG, Search-R1, LWS, ProRAG, ARENA) as named
+ * schemes composed by weighted sums (`composeScheme("0.5*f1+lws-stage1")`), schemes of your own
+ * (`registerRewardScheme`), applying them to trajectories, and the RL math (GRPO/DAPO advantages,
+ * clipped surrogates, KL estimators, the dual-granularity advantage, the DPO loss).
+ * @module
+ */
+export type { OptionValue, RewardContext, RewardResult, RewardScheme } from './types.js';
+export { type ComposedScheme, composeScheme, registerRewardScheme, rewardSchemes, SCHEMES } from './schemes.js';
+export { applyRewards, type ApplyOptions, episodeScorer, type RewardRecord, scoreTexts, writeRewards } from './apply.js';
+export { type CorrectnessRule, discountedReturn, isCorrect, metricOf, spreValue } from './outcome.js';
+export { Judge, type Verdict } from './judge.js';
+export {
+  aggregateLoss,
+  clippedSurrogate,
+  decoupledClipSurrogate,
+  dpoLoss,
+  type DualAdvantage,
+  dualGranularityAdvantages,
+  type DualSample,
+  dynamicSamplingKeep,
+  grpoAdvantages,
+  grpoTokenLoss,
+  klEstimate,
+  ratioFromLogprobs,
+} from './rl.js';
