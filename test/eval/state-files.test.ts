@@ -62,7 +62,7 @@ describe('eval configs', () => {
       [{ ...valid, systems: [{ name: 's', agent: 'search-r1', policy: 'sim', temprature: 0.5 }] }, /: unknown key "temprature" in "systems\[0\]" \(did you mean "temperature"\?\)/],
       [{ ...valid, concurency: 4 }, /: unknown key "concurency" \(did you mean "concurrency"\?\)/],
       [{ ...valid, seed: -1 }, /: "seed" Too small: expected number to be >=0/],
-      [{ ...valid, systems: [{ name: 's', agent: 'search-r2', policy: 'sim' }] }, /: "systems\[0\]\.agent" expected one of "reasonrag"\|"search-r1"/],
+      [{ ...valid, systems: [{ name: 's', agent: 'search-r2', policy: 'sim' }] }, /: "systems\[0\]\.agent" unknown agent; choose one of reasonrag, search-r1, /],
       [{ ...valid, systems: [{ name: 's', agent: 'search-r1' }] }, /: "systems\[0\]" \("s"\) needs exactly one of "llm" or "policy"/],
     ];
     for (const [config, expected] of cases) {
