@@ -14,6 +14,7 @@ import { relabel, RELABEL_FILES } from '../process/relabel.js';
 import type { LabellerMode } from '../process/reasonrag-tree.js';
 import { VALUE_LABELS, type ValueLabel } from '../process/values.js';
 import { stateOutcome } from '../rewards/apply.js';
+import { formatEndpointUsage } from '../llm/middleware.js';
 import { composeScheme } from '../rewards/schemes.js';
 import { addAgentOptions, type AgentOpts, loadQuestions, nonLlmNote, setupAgent } from './setup.js';
 import { fixed, formatTable } from './table.js';
@@ -194,7 +195,7 @@ export function registerAnnotate(program: Command): void {
         pairs,
         ...(pairs === 'judge' && { pairJudge: pairJudgeKind === 'llm' ? new LlmSiblingJudge(judge!) : new QRuleJudge({ minVisits: opts.pairMinVisits }) }),
         config,
-        usage: llm ? () => llm.totals : undefined,
+        usage: llm ? () => llm.usage() : undefined,
         quiet: opts.quiet,
       });
       await llm?.close();
@@ -203,6 +204,8 @@ export function registerAnnotate(program: Command): void {
       console.log(`${opts.method} with ${policy.name} (${protocol.name}): ${result.annotated} questions annotated, ${result.skipped} already done → ${opts.out}\n`);
       printStats(result.stats);
       if (llm) console.log(`\nllm: ${llm.totals.requests} requests (${llm.totals.cachedRequests} from cache)`);
+      const perEndpoint = formatEndpointUsage(llm?.endpointUsage());
+      if (perEndpoint) console.log(perEndpoint);
     });
   cmd
     .command('relabel')

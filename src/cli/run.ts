@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { InputError } from '../core/errors.js';
 import { ensureOutDir } from '../core/io.js';
 import { runQuestions } from '../eval/run.js';
+import { formatEndpointUsage } from '../llm/middleware.js';
 import { PRM_CANDIDATES, PRM_SPEC_HELP, type PrmCandidates } from '../prm/select.js';
 import { applyConfigFile, requireOptions } from './config.js';
 import { addRetryOption, choiceArg, intArg, numberArg } from './options.js';
@@ -72,7 +73,7 @@ export function registerRun(program: Command): void {
         seed: opts.seed,
         vote,
         config,
-        usage: llm ? () => llm.totals : undefined,
+        usage: llm ? () => llm.usage() : undefined,
         quiet: opts.quiet,
       });
       await llm?.close();
@@ -86,5 +87,7 @@ export function registerRun(program: Command): void {
       );
       const u = llm?.totals;
       if (u) console.log(`llm: ${u.requests} requests (${u.cachedRequests} from cache), ${u.promptTokens} prompt + ${u.completionTokens} completion tokens${u.cost !== undefined ? `, $${u.cost.toFixed(4)}` : ''}`);
+      const perEndpoint = formatEndpointUsage(llm?.endpointUsage());
+      if (perEndpoint) console.log(perEndpoint);
     });
 }

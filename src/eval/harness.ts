@@ -165,7 +165,7 @@ export async function runEval(config: EvalConfig, log: EvalProgress = () => {}):
         // prm systems record which candidates the PRM chose among (the default changed once), so a run
         // folder never mixes the two; other systems' records are as before, so their folders resume.
         config: { system: { ...(s.resumeKey ? { ...s, llm: undefined, prm: undefined } : s), ...(s.select === 'prm' ? { prmCandidates: s.prmCandidates ?? 'well-formed' } : {}) }, dataset: d, index: config.index, seed: config.seed ?? 0 },
-        usage: built.llm ? () => built.llm!.totals : undefined,
+        usage: built.llm ? () => built.llm!.usage() : undefined,
         quiet: true,
       });
       await built.llm?.close();

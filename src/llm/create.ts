@@ -11,6 +11,7 @@ import { type RegisterOptions, Registry, splitSpec } from '../core/registry.js';
 import { KvStore } from '../core/kvstore.js';
 import { Limiter } from '../core/limiter.js';
 import { type CacheMode, CachedLLM, LimitedLLM, MeteredLLM, type Prices } from './middleware.js';
+import { EndpointPoolLLM, parseEndpointList } from './endpoints.js';
 import { OpenAICompatibleLLM, type OpenAIOptions } from './openai.js';
 import type { LLM } from './types.js';
 
@@ -36,10 +37,12 @@ export const llmBackends = new Registry<LLMBackendFactory>('llm backend');
 
 llmBackends.register('openai', (rest, opts) => {
   const hash = rest.lastIndexOf('#');
-  if (hash < 0 || !/^https?:\/\//.test(rest) || hash === rest.length - 1) {
-    throw new InputError(`llm "openai:${rest}": expected openai:<baseURL>#<model>`, 'e.g. openai:http://127.0.0.1:8000/v1#Qwen2.5-7B-Instruct');
+  if (hash < 0 || !/^(https?:\/\/|@)/.test(rest) || hash === rest.length - 1) {
+    throw new InputError(`llm "openai:${rest}": expected openai:<baseURL>#<model>`, 'e.g. openai:http://127.0.0.1:8000/v1#Qwen2.5-7B-Instruct; several servers: openai:URL1,URL2#MODEL or openai:@FILE#MODEL');
   }
-  return new OpenAICompatibleLLM(rest.slice(0, hash), rest.slice(hash + 1), opts);
+  const urls = parseEndpointList(rest.slice(0, hash));
+  const model = rest.slice(hash + 1);
+  return urls.length === 1 ? new OpenAICompatibleLLM(urls[0]!, model, opts) : new EndpointPoolLLM(urls, model, opts);
 });
 llmBackends.register('llama', async (rest) => {
   if (!rest) throw new InputError(`llm "llama:": expected llama:<path to a .gguf file>`);

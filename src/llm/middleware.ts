@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { KvStore } from '../core/kvstore.js';
 import { Limiter } from '../core/limiter.js';
+import type { EndpointUsage } from './endpoints.js';
 import type { GenerateRequest, GenerateResult, LLM } from './types.js';
 
 /** Which requests the cache may answer: deterministic ones (temperature 0 or a seed), all, or none. */
@@ -58,6 +59,10 @@ export class CachedLLM implements LLM {
   async close(): Promise<void> {
     await this.inner.close?.();
   }
+
+  endpointUsage(): EndpointUsage[] | undefined {
+    return this.inner.endpointUsage?.();
+  }
 }
 
 export class LimitedLLM implements LLM {
@@ -77,6 +82,10 @@ export class LimitedLLM implements LLM {
   async close(): Promise<void> {
     await this.inner.close?.();
   }
+
+  endpointUsage(): EndpointUsage[] | undefined {
+    return this.inner.endpointUsage?.();
+  }
 }
 
 export interface Prices {
@@ -95,6 +104,14 @@ export interface UsageTotals {
   llmMs: number;
   /** Dollars, when prices are known; cache hits cost nothing. */
   cost?: number;
+  /** Per server, when the model is served by several (`openai:URL1,URL2#MODEL`). */
+  endpoints?: EndpointUsage[];
+}
+
+/** One line per endpoint for a command's closing summary ("" for a single server). */
+export function formatEndpointUsage(endpoints: readonly EndpointUsage[] | undefined): string {
+  if (!endpoints || endpoints.length < 2) return '';
+  return endpoints.map((e) => `  ${e.url}: ${e.requests} requests, ${e.promptTokens} prompt + ${e.completionTokens} completion tokens, ${e.failures} failed attempts${e.down ? ' (cooling down)' : ''}`).join('\n');
 }
 
 export class MeteredLLM implements LLM {
@@ -107,6 +124,12 @@ export class MeteredLLM implements LLM {
   ) {
     this.spec = inner.spec;
     if (prices) this.totals.cost = 0;
+  }
+
+  /** The totals, with the per-endpoint counters when there are several servers. */
+  usage(): UsageTotals {
+    const endpoints = this.endpointUsage();
+    return endpoints && endpoints.length > 1 ? { ...this.totals, endpoints } : { ...this.totals };
   }
 
   async generate(req: GenerateRequest): Promise<GenerateResult> {
@@ -129,5 +152,9 @@ export class MeteredLLM implements LLM {
 
   async close(): Promise<void> {
     await this.inner.close?.();
+  }
+
+  endpointUsage(): EndpointUsage[] | undefined {
+    return this.inner.endpointUsage?.();
   }
 }

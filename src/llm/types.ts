@@ -4,6 +4,7 @@
  * machinery (caching, concurrency limits, usage accounting) wraps any backend from outside.
  */
 import type { Message, TokenUsage } from '../core/trajectory.js';
+import type { EndpointUsage } from './endpoints.js';
 
 export type { Message, TokenUsage };
 
@@ -49,6 +50,9 @@ export interface LLM {
   readonly spec: string;
   generate(req: GenerateRequest): Promise<GenerateResult>;
   close?(): Promise<void>;
+  /** Per-server counters when the backend spreads requests over several servers (see llm/endpoints);
+   * wrappers pass it through. */
+  endpointUsage?(): EndpointUsage[] | undefined;
 }
 
 /** Sum of a choice's token log-probabilities (the sequence log-likelihood), if present. */
