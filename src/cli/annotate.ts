@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { InputError } from '../core/errors.js';
+import { selectShard, shardLabel } from '../core/shard.js';
 import { ensureOutDir } from '../core/io.js';
 import { createModel } from './setup.js';
 import { ANNOTATE_METHODS, type AnnotateMethod, annotate, defaultPairSource, JUDGE_LOG_FILE } from '../process/annotate.js';
@@ -131,7 +132,9 @@ export function registerAnnotate(program: Command): void {
       // PUCT priors come from the sampled steps' token log-probabilities (unless uniform, as ProRAG's code).
       const { protocol, policy, llm, retriever, env } = await setupAgent(opts, { logprobs: opts.method === 'mcts-puct' && opts.prior !== 'uniform' });
       const judge = opts.judge ? await createModel(opts.judge, opts) : undefined;
-      const questions = await loadQuestions(opts.dataset!, opts);
+      // The limit applies before the shard, so that the shards of a limited run partition that run.
+      const questions = selectShard(await loadQuestions(opts.dataset!, opts), opts.shard);
+      if (questions.length === 0) throw new InputError(`--shard ${shardLabel(opts.shard)}: no question of ${opts.dataset} falls in this shard`, 'use fewer shards');
       const note = nonLlmNote(policy);
       if (note && !opts.quiet) console.error(note);
       // The settings the trees depend on: a judge that only compares siblings (--pairs judge) shapes the derived files, not the trees.
@@ -144,6 +147,8 @@ export function registerAnnotate(program: Command): void {
         index: resolve(opts.index!),
         dataset: resolve(opts.dataset!),
         split: opts.split ?? null,
+        // Only when sharded: a merged folder's config then equals an unsharded run's.
+        ...(opts.shard && { shard: shardLabel(opts.shard) }),
         seed: opts.seed,
         topK: env.config.topK,
         maxTurns: env.config.maxTurns,

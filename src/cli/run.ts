@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { InputError } from '../core/errors.js';
+import { selectShard, shardLabel } from '../core/shard.js';
 import { ensureOutDir } from '../core/io.js';
 import { runQuestions } from '../eval/run.js';
 import { formatEndpointUsage } from '../llm/middleware.js';
@@ -42,7 +43,9 @@ export function registerRun(program: Command): void {
       ensureOutDir(opts.out!);
       if (opts.select === 'prm' && !opts.prm) throw new InputError('--select prm needs --prm SPEC', `e.g. --prm runs/prm.json (${PRM_SPEC_HELP})`);
       const { protocol, llm, retriever, env, policy, temperature, vote } = await setupAgent(opts, { select: opts.select, prm: opts.prm, n: opts.n, temperature: opts.temperature, prmCandidates: opts.prmCandidates });
-      const questions = await loadQuestions(opts.dataset!, opts);
+      // The limit applies before the shard, so that the shards of a limited run partition that run.
+      const questions = selectShard(await loadQuestions(opts.dataset!, opts), opts.shard);
+      if (questions.length === 0) throw new InputError(`--shard ${shardLabel(opts.shard)}: no question of ${opts.dataset} falls in this shard`, 'use fewer shards');
       const note = nonLlmNote(policy);
       if (note && !opts.quiet) console.error(note);
       const config = {
@@ -51,6 +54,8 @@ export function registerRun(program: Command): void {
         index: resolve(opts.index!),
         dataset: resolve(opts.dataset!),
         split: opts.split ?? null,
+        // Only when sharded: a merged folder's config then equals an unsharded run's.
+        ...(opts.shard && { shard: shardLabel(opts.shard) }),
         topK: env.config.topK,
         maxTurns: env.config.maxTurns,
         maxSearches: env.maxSearches,

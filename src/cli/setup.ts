@@ -1,6 +1,7 @@
 /** What `run` and `annotate` share: loading questions, building the policy, the environment and the retriever. */
 import { type Command, InvalidArgumentError } from 'commander';
 import { InputError } from '../core/errors.js';
+import { parseShard, type Shard } from '../core/shard.js';
 import type { Question } from '../core/types.js';
 import { loadDataset } from '../corpus/dataset.js';
 import type { Policy } from '../agents/policy.js';
@@ -22,6 +23,8 @@ export interface AgentOpts {
   index?: string;
   dataset?: string;
   limit?: number;
+  /** `--shard i/n`: only the questions of shard i (see core/shard). */
+  shard?: Shard;
   split?: string;
   concurrency: number;
   maxTurns?: number;
@@ -48,6 +51,15 @@ export function policyArg(v: string): string {
   throw new InvalidArgumentError(`expected ${POLICY_SPEC_HELP}`);
 }
 
+/** --shard i/n as a flag error rather than a failure later. */
+function parseShardArg(v: string): Shard {
+  try {
+    return parseShard(v);
+  } catch (e) {
+    throw new InvalidArgumentError((e as Error).message.replace(/^--shard \S+: /, ''));
+  }
+}
+
 export function addAgentOptions(cmd: Command, defaults: { agent: string; concurrency: number }): Command {
   return cmd
     .option('--agent <name>', `protocol: ${protocolNames().join(', ')}`, choiceArg(protocolNames), defaults.agent)
@@ -56,6 +68,7 @@ export function addAgentOptions(cmd: Command, defaults: { agent: string; concurr
     .option('--index <dir|url>', 'index folder, or the URL of a /retrieve server')
     .option('--dataset <file>', 'questions (any supported layout)')
     .option('--limit <n>', 'first N questions only', intArg(1))
+    .option('--shard <i/n>', 'only shard i of n (0 ≤ i < n) of the questions, split by a hash of their ids; join the shards\' --out folders with `ragtrail merge`', parseShardArg)
     .option('--split <name>', 'only questions whose metadata.split is this (the synthetic world has train/dev/test)')
     .option('--concurrency <n>', 'questions in flight at once', intArg(1, 4096), defaults.concurrency)
     .option('--llm-concurrency <n>', 'model requests in flight at once (default: --concurrency)', intArg(1, 4096))
