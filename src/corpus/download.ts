@@ -243,7 +243,11 @@ interface Ctx {
 /** One request; resolves with the response head. `connected` tells a refused connection from a reply that stalls. */
 function send(url: URL, headers: Record<string, string>, ctx: Ctx): Promise<IncomingMessage> {
   return new Promise((resolvePromise, reject) => {
-    const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { method: 'GET', headers }, resolvePromise);
+    let response: IncomingMessage | undefined;
+    const req = (url.protocol === 'https:' ? httpsRequest : httpRequest)(url, { method: 'GET', headers }, (res) => {
+      response = res;
+      resolvePromise(res);
+    });
     let connected = false;
     req.on('socket', (s) => {
       if (!s.connecting) connected = true;
@@ -252,7 +256,10 @@ function send(url: URL, headers: Record<string, string>, ctx: Ctx): Promise<Inco
     // Idle timeout for the whole exchange, the body included (the response shares the socket).
     req.setTimeout(ctx.timeoutMs, () => {
       const code = connected ? 'ETIMEDOUT' : 'CONNECT_TIMEOUT';
-      req.destroy(Object.assign(new Error(`no data from ${url.host} for ${Math.round(ctx.timeoutMs / 1000)} s`), { code }));
+      const err = Object.assign(new Error(`no data from ${url.host} for ${ctx.timeoutMs / 1000} s`), { code });
+      // Once the body is flowing, the error must reach its reader, not just the request.
+      if (response) response.destroy(err);
+      else req.destroy(err);
     });
     req.on('error', reject);
     req.end();
@@ -305,7 +312,8 @@ async function hashFile(path: string, kind: 'sha256' | 'git-sha1', size: number)
   return h.digest('hex');
 }
 
-function mb(n: number): string {
+/** Bytes for people: 48.2 MB, 5.13 GB. */
+export function formatBytes(n: number): string {
   return n >= 1e9 ? `${(n / 1e9).toFixed(2)} GB` : n >= 1e6 ? `${(n / 1e6).toFixed(1)} MB` : n >= 1e3 ? `${(n / 1e3).toFixed(1)} kB` : `${n} B`;
 }
 
@@ -369,7 +377,7 @@ async function transfer(url: string, file: HubFile, part: string, ctx: Ctx): Pro
   const size = meta.size ?? total ?? file.bytes;
   writeJsonAtomicSync(sidecar, { url, etag: meta.etag, size } satisfies PartMeta);
   const out = createWriteStream(part, { flags: start > 0 ? 'a' : 'w' });
-  const label = start > 0 ? `${file.path} (resumed at ${mb(start)})` : file.path;
+  const label = start > 0 ? `${file.path} (resumed at ${formatBytes(start)})` : file.path;
   const progress = new Progress(label, { unit: 'B', total: size !== undefined ? size - start : undefined, quiet: ctx.quiet, logEvery: 30 });
   let received = 0;
   let failure: unknown;
@@ -390,7 +398,7 @@ async function transfer(url: string, file: HubFile, part: string, ctx: Ctx): Pro
   // Node ends a body cut short by a closed socket with an error, or (with no length given) quietly:
   // both are a transfer to resume when fewer bytes arrived than the file has.
   if (failure !== undefined || (size !== undefined && have < size)) {
-    throw new BrokenTransfer(`${file.path}: the connection broke off at ${mb(have)}${size !== undefined ? ` of ${mb(size)}` : ''}${failure ? ` (${errCode(failure) ?? (failure as Error).message})` : ''}`);
+    throw new BrokenTransfer(`the connection broke off at ${formatBytes(have)}${size !== undefined ? ` of ${formatBytes(size)}` : ''}${failure ? ` (${errCode(failure) ?? (failure as Error).message})` : ''}`);
   }
   return { meta: { ...meta, size: meta.size ?? size }, resumedFrom: start };
 }
@@ -462,7 +470,7 @@ async function fetchOne(set: DownloadSet, file: HubFile, dest: string, url: stri
       if (attempts > o.retries) {
         const have = (await fs.stat(part).catch(() => undefined))?.size ?? 0;
         const why = e instanceof HttpStatusError ? statusError(e, file, o.revision, o.repo).message : (e as Error).message;
-        throw new RagtrailError(`${file.path}: gave up after ${attempts} attempts (${why})`, have > 0 ? `run the same command again: it resumes from the ${mb(have)} in ${part}` : 'run the same command again later');
+        throw new RagtrailError(`${file.path}: gave up after ${attempts} attempt${attempts === 1 ? '' : 's'} (${why})`, have > 0 ? `run the same command again: it resumes from the ${formatBytes(have)} in ${part}` : 'run the same command again later');
       }
       ctx.log(`${file.path}: ${(e as Error).message}; attempt ${attempts + 1} in ${(delay / 1000).toFixed(1)} s`);
       await new Promise((r) => setTimeout(r, delay));

@@ -35,7 +35,9 @@ export interface Hub {
   files: Map<string, FixtureFile>;
   /** Next transfer of `path` stops after `bytes` body bytes (connection destroyed); `times` transfers in a row. */
   dropAfter(path: string, bytes: number, times?: number): void;
-  /** Serve `path` with one byte flipped (same length, so only the checksum can tell). */
+  /** Next transfer of `path` sends `bytes` body bytes and then nothing, keeping the connection open. */
+  stallAfter(path: string, bytes: number): void;
+  /** Serve the next transfer of `path` with one byte flipped (same length, so only the checksum can tell). */
   corrupt(path: string): void;
   /** Serve without any checksum header (a bare mirror). */
   noChecksum(path: string): void;
@@ -51,6 +53,7 @@ export async function startHub(fixtures: FixtureFile[], repo = 'RUC-NLPIR/FlashR
   const files = new Map(fixtures.map((f) => [f.path, f]));
   const log: Logged[] = [];
   const drops = new Map<string, { bytes: number; times: number }>();
+  const stalls = new Map<string, number>();
   const corrupted = new Set<string>();
   const bare = new Set<string>();
   const commit = 'c0ffee0000000000000000000000000000000001';
@@ -58,7 +61,7 @@ export async function startHub(fixtures: FixtureFile[], repo = 'RUC-NLPIR/FlashR
   /** Sends `body` honouring Range, with the faults armed for `path`. */
   function serve(req: IncomingMessage, res: ServerResponse, path: string, headers: Record<string, string>): void {
     let body = files.get(path)!.body;
-    if (corrupted.has(path)) {
+    if (corrupted.delete(path)) {
       body = Buffer.from(body);
       body[Math.floor(body.length / 2)]! ^= 0x20;
     }
@@ -79,6 +82,12 @@ export async function startHub(fixtures: FixtureFile[], repo = 'RUC-NLPIR/FlashR
     const slice = body.subarray(start);
     h['content-length'] = String(slice.length);
     res.writeHead(status, h);
+    const stall = stalls.get(path);
+    if (stall !== undefined) {
+      stalls.delete(path);
+      res.write(slice.subarray(0, stall));
+      return;
+    }
     const drop = drops.get(path);
     if (drop && drop.times > 0) {
       drop.times--;
@@ -134,6 +143,7 @@ export async function startHub(fixtures: FixtureFile[], repo = 'RUC-NLPIR/FlashR
     log,
     files,
     dropAfter: (path, bytes, times = 1) => drops.set(path, { bytes, times }),
+    stallAfter: (path, bytes) => stalls.set(path, bytes),
     corrupt: (path) => corrupted.add(path),
     noChecksum: (path) => bare.add(path),
     close: async () => {
