@@ -64,8 +64,9 @@ export function registerDownload(program: Command): void {
       for (const name of names) {
         const r = await download(name, { out: opts.out, splits, revision: opts.revision, endpoint: opts.endpoint, unpack: opts.unpack, force: opts.force, retries: opts.retries, timeoutMs: opts.timeout, quiet: opts.quiet });
         for (const f of r.files) {
-          rows.push([f.path, f.bytes, check(f), f.status === 'present' ? 'already there' : f.resumedFrom > 0 ? `resumed at ${formatBytes(f.resumedFrom)}` : 'downloaded']);
-          for (const u of f.unpacked ?? []) rows.push([`  → ${u.file}`, u.bytes, 'zip CRC-32', 'unpacked']);
+          const how = f.resumedFrom > 0 ? `resumed at ${formatBytes(f.resumedFrom)}` : 'downloaded';
+          rows.push([f.path, f.bytes, check(f), f.status === 'present' ? 'already there' : f.attempts > 1 ? `${how} (${f.attempts} attempts)` : how]);
+          for (const u of f.unpacked ?? []) rows.push([`  → ${u.file}`, u.bytes, 'zip CRC-32', u.extracted ? 'unpacked' : 'already there']);
         }
         next.push(...r.next);
         if (r.skippedSplits.length > 0) more.push(`${name}: ${r.skippedSplits.map((s) => s.split).join(', ')}`);

@@ -23,7 +23,7 @@ import { once } from 'node:events';
 import { InputError, RagtrailError } from '../core/errors.js';
 import { readJsonFileSync, writeJsonAtomicSync } from '../core/io.js';
 import { Progress } from '../core/progress.js';
-import { extractZip } from './unzip.js';
+import { ensureSpace, extractZip } from './unzip.js';
 
 export const DEFAULT_ENDPOINT = 'https://huggingface.co';
 export const FLASHRAG_REPO = 'RUC-NLPIR/FlashRAG_datasets';
@@ -177,8 +177,8 @@ export interface FileResult {
   gitSha1?: string;
   /** The commit the Hub resolved the revision to (X-Repo-Commit). */
   commit?: string;
-  /** Files unpacked from it (zip archives). */
-  unpacked?: { file: string; bytes: number }[];
+  /** Files unpacked from it (zip archives); `extracted` false when an earlier run had unpacked them. */
+  unpacked?: { file: string; bytes: number; extracted: boolean }[];
 }
 
 export interface DownloadResult {
@@ -564,6 +564,10 @@ export async function download(name: string, opts: DownloadOptions): Promise<Dow
       result = { path: file.path, file: dest, bytes: (await fs.stat(dest)).size, status: 'present', resumedFrom: 0, attempts: 0, checkedBy: rec?.checkedBy, sha256: rec?.sha256, gitSha1: rec?.gitSha1, commit: rec?.commit };
     } else {
       if (opts.force) await fs.rm(dest, { force: true });
+      if (file.bytes !== undefined) {
+        const have = (await fs.stat(`${dest}.part`).catch(() => undefined))?.size ?? 0;
+        await ensureSpace(out, file.bytes - have, `downloading ${file.path}`);
+      }
       result = await fetchOne(set, file, dest, hubUrl(endpoint, repo, revision, file.path), o, ctx);
       const fresh = readManifest(out);
       fresh.files[file.path] = {
@@ -579,7 +583,7 @@ export async function download(name: string, opts: DownloadOptions): Promise<Dow
       writeJsonAtomicSync(join(out, MANIFEST), fresh);
     }
     if (file.zip && opts.unpack !== false) {
-      result.unpacked = (await extractZip(dest, join(dest, '..'), { force: opts.force, quiet: ctx.quiet })).map((x) => ({ file: x.path, bytes: x.bytes }));
+      result.unpacked = (await extractZip(dest, join(dest, '..'), { force: opts.force, quiet: ctx.quiet })).map((x) => ({ file: x.path, bytes: x.bytes, extracted: x.extracted }));
     }
     results.push(result);
   }

@@ -171,6 +171,8 @@ export interface ExtractedFile {
 /** Extracts every file entry of `zipPath` into `outDir`, streaming and checking each one's CRC-32 and size. */
 export async function extractZip(zipPath: string, outDir: string, opts: ExtractOptions = {}): Promise<ExtractedFile[]> {
   const entries = (await readZipDirectory(zipPath)).filter((e) => !e.name.endsWith('/'));
+  await fs.mkdir(outDir, { recursive: true });
+  await ensureSpace(outDir, entries.reduce((sum, e) => sum + e.size, 0), `unpacking ${zipPath}`);
   const out: ExtractedFile[] = [];
   for (const entry of entries) {
     const target = safeTarget(zipPath, outDir, entry.name);
@@ -222,6 +224,17 @@ export async function extractZip(zipPath: string, outDir: string, opts: ExtractO
     out.push({ path: target, bytes: entry.size, extracted: true });
   }
   return out;
+}
+
+/** Refuses to start writing `bytes` where the file system has less room (wiki18 needs ~5 GB, then its unpacked corpus). */
+export async function ensureSpace(dir: string, bytes: number, what: string): Promise<void> {
+  const st = await fs.statfs(dir).catch(() => undefined);
+  if (!st) return;
+  const free = st.bavail * st.bsize;
+  if (bytes > free) {
+    const gb = (n: number) => `${(n / 1e9).toFixed(2)} GB`;
+    throw new InputError(`${what} needs ${gb(bytes)} but ${dir} has ${gb(free)} free`, 'free some space or choose another --out');
+  }
 }
 
 function hex8(n: number): string {

@@ -115,21 +115,27 @@ describe('ragtrail download against a loopback Hub', () => {
     const out = fresh();
     const cut = 250_000;
     hub.dropAfter('hotpotqa/dev.jsonl', cut);
+    const part = join(out, 'hotpotqa', 'dev.jsonl.part');
+    // How much of the cut-off body the client had read when the close arrived varies by a socket
+    // buffer or so; what must hold is that the part holds exactly what was read, and the resume asks for the rest.
+    let kept = 0;
     await assert.rejects(download('hotpotqa', { ...quick(out), retries: 0 }), (e: Error) => {
       assert.ok(e instanceof RagtrailError && !(e instanceof InputError));
+      kept = statSync(part).size;
+      const k = formatBytes(kept).replace('.', '\\.');
       assert.equal(formatBytes(hotpotDev.length), '640.8 kB');
-      assert.match(e.message, /^hotpotqa\/dev\.jsonl: gave up after 1 attempt \(the connection broke off at 250\.0 kB of 640\.8 kB \(ECONNRESET\)\)/);
-      assert.match(e.message, /run the same command again: it resumes from the 250\.0 kB in .*dev\.jsonl\.part/);
+      assert.match(e.message, new RegExp(`^hotpotqa/dev\\.jsonl: gave up after 1 attempt \\(the connection broke off at ${k} of 640\\.8 kB \\(ECONNRESET\\)\\)`));
+      assert.match(e.message, new RegExp(`run the same command again: it resumes from the ${k} in .*dev\\.jsonl\\.part`));
       return true;
     });
-    const part = join(out, 'hotpotqa', 'dev.jsonl.part');
-    assert.equal(statSync(part).size, cut);
+    assert.ok(kept > 100_000 && kept <= cut, `kept ${kept}`);
+    assert.ok(readFileSync(part).equals(hotpotDev.subarray(0, kept)));
     assert.ok(!existsSync(join(out, 'hotpotqa', 'dev.jsonl')), 'nothing under the final name before the check');
     const before = hub.log.length;
     const r = await download('hotpotqa', quick(out));
     const cdnReq = hub.log.slice(before).find((q) => q.server === 'cdn')!;
-    assert.equal(cdnReq.range, `bytes=${cut}-`);
-    assert.equal(r.files[0]!.resumedFrom, cut);
+    assert.equal(cdnReq.range, `bytes=${kept}-`);
+    assert.equal(r.files[0]!.resumedFrom, kept);
     assert.equal(r.files[0]!.checkedBy, 'sha256');
     assert.ok(readFileSync(join(out, 'hotpotqa', 'dev.jsonl')).equals(hotpotDev));
     assert.ok(!existsSync(part) && !existsSync(`${part}.json`));
@@ -142,7 +148,10 @@ describe('ragtrail download against a loopback Hub', () => {
     const r = await download('popqa', quick(out));
     assert.equal(r.files[0]!.attempts, 3);
     const ranges = hub.log.slice(before).filter((q) => q.server === 'cdn').map((q) => q.range);
-    assert.deepEqual(ranges, [undefined, 'bytes=100000-', 'bytes=200000-']);
+    assert.equal(ranges.length, 3);
+    assert.equal(ranges[0], undefined);
+    const [a, b] = ranges.slice(1).map((x) => Number(/^bytes=(\d+)-$/.exec(x ?? '')?.[1]));
+    assert.ok(a! > 0 && a! <= 100_000 && b! > a! && b! <= a! + 100_000, `${ranges.join(' ')}`);
     assert.ok(readFileSync(r.files[0]!.file).equals(popqa));
     assert.equal((await collectAll(loadDataset(r.files[0]!.file))).length, 500);
   });
@@ -200,7 +209,8 @@ describe('ragtrail download against a loopback Hub', () => {
     const before = hub.log.length;
     const r = await download('popqa', { ...quick(out), log: (l) => notes.push(l) });
     assert.deepEqual(notes, ['popqa/test.jsonl: the file changed on the server since the partial download; starting it over']);
-    assert.deepEqual(hub.log.slice(before).filter((q) => q.server === 'cdn').map((q) => q.range), ['bytes=50000-', undefined]);
+    const kept = JSON.stringify(hub.log.slice(before).filter((q) => q.server === 'cdn').map((q) => q.range));
+    assert.match(kept, /^\["bytes=\d+-",null\]$/);
     assert.equal(r.files[0]!.resumedFrom, 0);
     assert.ok(readFileSync(r.files[0]!.file).equals(popqa));
   });
@@ -241,7 +251,7 @@ describe('ragtrail download against a loopback Hub', () => {
     const f = r.files[0]!;
     assert.equal(f.path, 'retrieval-corpus/wiki18_100w.zip');
     assert.equal(f.checkedBy, 'sha256');
-    assert.deepEqual(f.unpacked, [{ file: join(out, 'retrieval-corpus', 'wiki18_100w.jsonl'), bytes: wikiJsonl.length }]);
+    assert.deepEqual(f.unpacked, [{ file: join(out, 'retrieval-corpus', 'wiki18_100w.jsonl'), bytes: wikiJsonl.length, extracted: true }]);
     assert.deepEqual(r.next, [`ragtrail index build --corpus ${join(out, 'retrieval-corpus', 'wiki18_100w.jsonl')} --out INDEX`]);
     const ps = await collectAll(readCorpus(join(out, 'retrieval-corpus', 'wiki18_100w.jsonl')));
     assert.equal(ps.length, passages.size);

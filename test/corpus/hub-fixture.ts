@@ -91,8 +91,10 @@ export async function startHub(fixtures: FixtureFile[], repo = 'RUC-NLPIR/FlashR
     const drop = drops.get(path);
     if (drop && drop.times > 0) {
       drop.times--;
-      // Headers promise the whole length; the socket dies after `bytes` of it.
-      res.write(slice.subarray(0, drop.bytes), () => setTimeout(() => res.socket?.destroy(), 20));
+      // Headers promise the whole length; the connection closes after `bytes` of it. A clean close
+      // (FIN, not RST) so that exactly those bytes reach the client before it sees the cut.
+      res.write(slice.subarray(0, drop.bytes));
+      res.socket?.end();
       return;
     }
     res.end(slice);
