@@ -232,7 +232,6 @@ function header(res: IncomingMessage, name: string): string | undefined {
 }
 
 interface Ctx {
-  endpoint: string;
   origin: string;
   token?: string;
   timeoutMs: number;
@@ -406,7 +405,7 @@ async function transfer(url: string, file: HubFile, part: string, ctx: Ctx): Pro
 function offlineError(ctx: Ctx, code: string, set: DownloadSet, out: string, exampleUrl: string): InputError {
   const first = set.files[0]!;
   const local = join(out, first.path);
-  const use = first.zip ? `unzip it and run \`ragtrail index build --corpus ${join(out, 'retrieval-corpus', 'wiki18_100w.jsonl')} --out INDEX\`` : `pass the file itself, e.g. \`ragtrail run --dataset ${local} …\` or \`ragtrail corpus --dataset ${local} …\``;
+  const use = first.zip ? `unzip it there and index the .jsonl inside: \`ragtrail index build --corpus ${join(out, 'retrieval-corpus', 'wiki18_100w.jsonl')} --out INDEX\`` : `pass the file itself, e.g. \`ragtrail run --dataset ${local} …\` or \`ragtrail corpus --dataset ${local} …\``;
   return new InputError(
     `cannot reach ${ctx.origin} (${code === 'CONNECT_TIMEOUT' ? 'connection timed out' : code}): this machine looks offline, or the Hub is blocked from it`,
     `fetch the files on a machine that is online (\`ragtrail download ${set.name} --out DIR\` there, or ${exampleUrl} with any browser or curl), copy them to ${local}, and ${use}; HF_ENDPOINT or --endpoint names a mirror`,
@@ -544,7 +543,6 @@ export async function download(name: string, opts: DownloadOptions): Promise<Dow
   const repo = opts.repo ?? FLASHRAG_REPO;
   const out = resolve(opts.out);
   const ctx: Ctx = {
-    endpoint,
     origin,
     token: opts.token ?? process.env['HF_TOKEN'] ?? process.env['HUGGING_FACE_HUB_TOKEN'],
     timeoutMs: opts.timeoutMs ?? 60_000,
