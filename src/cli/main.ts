@@ -8,6 +8,7 @@ import { InputError, RagtrailError } from '../core/errors.js';
 import { registerAnnotate } from './annotate.js';
 import { registerCorpus } from './corpus.js';
 import { registerDemo } from './demo.js';
+import { registerDownload } from './download.js';
 import { registerLlmLoop } from './llm-loop.js';
 import { registerEval } from './eval.js';
 import { registerImport } from './import.js';
@@ -40,6 +41,7 @@ export function buildProgram(): Command {
   registerPipeline(program);
   registerWorld(program);
   registerCorpus(program);
+  registerDownload(program);
   registerScore(program);
   registerIndex(program);
   registerSearch(program);
