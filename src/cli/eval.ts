@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { InputError } from '../core/errors.js';
+import { parseShard } from '../core/shard.js';
 import { getProtocol } from '../agents/registry.js';
 import { type EvalConfig, readEvalConfig, runEval } from '../eval/harness.js';
 import { POLICY_SPEC_HELP } from '../agents/policies.js';
@@ -31,6 +32,7 @@ interface EvalOpts {
   judge?: string;
   concurrency?: number;
   seed?: number;
+  shard?: string;
 }
 
 /** The config the flags describe: every agent × every selection method, on every dataset. */
@@ -91,11 +93,13 @@ export function registerEval(program: Command): void {
     .option('--baseline <name>', 'system the others are tested against (default: the first)')
     .option('--judge <spec>', 'judge model for the LLM-as-judge metric')
     .option('--concurrency <n>', 'questions in flight', intArg(1, 4096))
-    .option('--seed <n>', 'run seed', intArg(0));
+    .option('--seed <n>', 'run seed', intArg(0))
+    .option('--shard <i/n>', 'only shard i of n (0 ≤ i < n) of every dataset\'s questions, split by a hash of their ids; join the shards\' --out folders with `ragtrail merge`');
   addRetryOption(cmd)
     .action(async (o: EvalOpts) => {
       const config = o.config ? readEvalConfig(o.config) : configFromFlags(o);
       if (o.out) config.out = resolve(o.out);
+      if (o.shard) config.shard = `${parseShard(o.shard).index}/${parseShard(o.shard).count}`;
       const t0 = performance.now();
       const stopReporting = reportWaits();
       const results = await runEval(config, (m) => console.error(`… ${m}`)).finally(stopReporting);

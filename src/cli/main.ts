@@ -23,6 +23,7 @@ import { registerServeRetriever } from './serve-retriever.js';
 import { registerTrain } from './train.js';
 import { registerScore } from './score.js';
 import { registerWorld } from './world.js';
+import { registerMerge } from './merge.js';
 import { collect } from './options.js';
 import { loadPlugin, pluginArgs } from '../plugin.js';
 
@@ -54,6 +55,7 @@ export function buildProgram(): Command {
   registerEval(program);
   registerServeEnv(program);
   registerTrain(program);
+  registerMerge(program);
   return program;
 }
 

@@ -10,6 +10,7 @@ import { ensureOutDir, readJsonFileSync, writeJsonAtomicSync } from '../core/io.
 import { join, resolve } from 'node:path';
 import { checkConfig, intIn, numberIn, readJsonConfig, z } from '../core/config-schema.js';
 import { InputError } from '../core/errors.js';
+import { parseShard, selectShard } from '../core/shard.js';
 import { protocolNames, protocols } from '../agents/registry.js';
 import { PRM_CANDIDATES } from '../prm/select.js';
 import type { Question } from '../core/types.js';
@@ -70,6 +71,7 @@ export const evalConfigSchema = z
     seed: intIn(0).optional(),
     cacheDir: z.string().optional(),
     apiKey: z.string().optional(),
+    shard: z.string().refine((v) => /^\s*\d+\s*\/\s*\d+\s*$/.test(v) && Number(v.split('/')[0]) < Number(v.split('/')[1]), { error: 'expected "i/n" with 0 ≤ i < n' }).optional(),
   })
   .strict();
 
@@ -111,7 +113,7 @@ function checkRunDirs(config: EvalConfig): void {
   }
 }
 
-async function questionsOf(d: DatasetSpec): Promise<Question[]> {
+async function questionsOf(d: DatasetSpec, shard?: string): Promise<Question[]> {
   const out: Question[] = [];
   for await (const q of loadDataset(d.path)) {
     if (d.split && q.metadata?.['split'] !== d.split) continue;
@@ -119,7 +121,8 @@ async function questionsOf(d: DatasetSpec): Promise<Question[]> {
     if (d.limit && out.length >= d.limit) break;
   }
   if (out.length === 0) throw new InputError(`dataset "${d.name}" (${d.path}) has no questions${d.split ? ` in split ${d.split}` : ''}`);
-  return out;
+  // The limit applies before the shard, so that the shards partition the unsharded evaluation.
+  return shard ? selectShard(out, parseShard(shard)) : out;
 }
 
 function f1ByRetrievals(ts: readonly Trajectory[]): Cell['f1ByRetrievals'] {
@@ -148,7 +151,7 @@ export async function runEval(config: EvalConfig, log: EvalProgress = () => {}):
   const cells: Cell[] = [];
   const perQuestion = new Map<string, Map<string, { em: number; f1: number }>>();
   for (const d of config.datasets) {
-    const questions = await questionsOf(d);
+    const questions = await questionsOf(d, config.shard);
     for (const s of config.systems) {
       const built = await buildSystem({ tracePrompts: false, ...s }, retriever, llmOptions);
       const dir = runDir(config.out, s.name, d.name);
@@ -164,13 +167,15 @@ export async function runEval(config: EvalConfig, log: EvalProgress = () => {}):
         vote: built.vote,
         // prm systems record which candidates the PRM chose among (the default changed once), so a run
         // folder never mixes the two; other systems' records are as before, so their folders resume.
-        config: { system: { ...(s.resumeKey ? { ...s, llm: undefined, prm: undefined } : s), ...(s.select === 'prm' ? { prmCandidates: s.prmCandidates ?? 'well-formed' } : {}) }, dataset: d, index: config.index, seed: config.seed ?? 0 },
+        config: { system: { ...(s.resumeKey ? { ...s, llm: undefined, prm: undefined } : s), ...(s.select === 'prm' ? { prmCandidates: s.prmCandidates ?? 'well-formed' } : {}) }, dataset: d, index: config.index, seed: config.seed ?? 0, ...(config.shard && { shard: config.shard }) },
         usage: built.llm ? () => built.llm!.usage() : undefined,
         quiet: true,
       });
       await built.llm?.close();
-      const wanted = new Set(questions.map((q) => q.id));
-      const ts = (await readTrajectories(dir)).filter((t) => wanted.has(t.id));
+      // In dataset order: the file holds them in completion order, which concurrency makes vary from
+      // run to run (and between one process and merged shards), and the bootstrap CIs depend on order.
+      const rank = new Map(questions.map((q, i) => [q.id, i]));
+      const ts = (await readTrajectories(dir)).filter((t) => rank.has(t.id)).sort((x, y) => rank.get(x.id)! - rank.get(y.id)!);
       const cell: Cell = {
         system: s.name,
         dataset: d.name,

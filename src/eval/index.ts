@@ -4,6 +4,9 @@
  * evaluation harness with paired tests, and the HTML / markdown report.
  * @module
  */
+// Systems may name the gym policy (`policy: gym:FILE`), which registers itself from learn/: this entry
+// point loads it, so that `runEval` and `buildSystem` accept every built-in policy.
+import '../learn/gym/policy.js';
 export { answerScores, coverMatch, exactMatch, f1Score, normalizeAnswer } from './metrics.js';
 export { bootstrapCI, type MeanCI, pairedBootstrap, pairedTTest } from './stats.js';
 export { type EpisodeOptions, runEpisode, runQuestions, type RunOptions, type RunResult, runVotedEpisode } from './run.js';

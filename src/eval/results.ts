@@ -36,6 +36,8 @@ export interface EvalConfig {
   seed?: number;
   cacheDir?: string;
   apiKey?: string;
+  /** `i/n`: only shard i of n of every dataset's questions (core/shard; `ragtrail merge` joins the shards). */
+  shard?: string;
 }
 
 /** One system on one dataset: its metrics with 95% CIs, and its test against the baseline. */

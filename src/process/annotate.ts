@@ -157,7 +157,7 @@ export async function annotate(opts: AnnotateOptions): Promise<AnnotateResult> {
 }
 
 /** The oracle's action, as the gold step, where the data has a plan (for the gold-preferred share). */
-function goldFor(policy: Policy): (state: State) => Action | undefined {
+export function goldFor(policy: Pick<Policy, 'protocol'>): (state: State) => Action | undefined {
   const oracle = new OraclePolicy(policy.protocol);
   return (state) => (state.question.decomposition?.length || state.question.supporting?.length ? oracle.act(state) : undefined);
 }

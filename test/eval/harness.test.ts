@@ -9,6 +9,8 @@ import { readEvalConfig, runDir, runEval } from '../../src/eval/harness.js';
 import { readTrajectories } from '../../src/eval/trajectories.js';
 import { buildIndex } from '../../src/retrieval/index-dir.js';
 import { tempDir } from '../helpers.js';
+// --policy gym registers itself from learn/ (as the CLI and the ragtrail/eval entry point load it).
+import '../../src/learn/gym/policy.js';
 
 const tmp = tempDir();
 before(async () => {
