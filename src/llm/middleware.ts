@@ -27,6 +27,11 @@ export function isDeterministic(req: GenerateRequest): boolean {
   return req.seed !== undefined || (req.temperature ?? 1) === 0;
 }
 
+/**
+ * Answers repeated requests from a persistent store (keyed by the spec and the whole request), so
+ * re-runs and resumed runs cost nothing. By default only deterministic requests (temperature 0 or a
+ * seed) are cached; `hits` and `misses` count lookups.
+ */
 export class CachedLLM implements LLM {
   readonly spec: string;
   hits = 0;
@@ -40,6 +45,7 @@ export class CachedLLM implements LLM {
     this.spec = inner.spec;
   }
 
+  /** From the store when cached (marked `cached: true`); otherwise from the wrapped model, storing the reply when it may be cached. */
   async generate(req: GenerateRequest): Promise<GenerateResult> {
     const cacheable = this.mode === 'all' || (this.mode === 'deterministic' && isDeterministic(req));
     if (!cacheable) return this.inner.generate(req);
@@ -55,11 +61,13 @@ export class CachedLLM implements LLM {
     return result;
   }
 
+  /** Closes the wrapped model. */
   async close(): Promise<void> {
     await this.inner.close?.();
   }
 }
 
+/** Keeps at most the limiter's number of requests in flight to the wrapped model; later ones wait their turn. */
 export class LimitedLLM implements LLM {
   readonly spec: string;
 
@@ -70,15 +78,18 @@ export class LimitedLLM implements LLM {
     this.spec = inner.spec;
   }
 
+  /** Waits for a free slot, then asks the wrapped model. */
   generate(req: GenerateRequest): Promise<GenerateResult> {
     return this.limiter.run(() => this.inner.generate(req));
   }
 
+  /** Closes the wrapped model. */
   async close(): Promise<void> {
     await this.inner.close?.();
   }
 }
 
+/** Token prices used for the cost in {@link UsageTotals}. */
 export interface Prices {
   /** Dollars per million prompt tokens. */
   inputPerM: number;
@@ -86,6 +97,7 @@ export interface Prices {
   outputPerM: number;
 }
 
+/** Running totals of a {@link MeteredLLM}: requests (cache hits counted apart), tokens, backend time and cost. */
 export interface UsageTotals {
   requests: number;
   cachedRequests: number;
@@ -97,6 +109,10 @@ export interface UsageTotals {
   cost?: number;
 }
 
+/**
+ * Adds up requests, tokens, backend time and cost (when prices are given) into `totals`; cache hits
+ * count as requests only. The outermost wrapper of {@link createLLM}.
+ */
 export class MeteredLLM implements LLM {
   readonly spec: string;
   readonly totals: UsageTotals = { requests: 0, cachedRequests: 0, promptTokens: 0, completionTokens: 0, llmMs: 0 };
@@ -109,6 +125,7 @@ export class MeteredLLM implements LLM {
     if (prices) this.totals.cost = 0;
   }
 
+  /** Asks the wrapped model and adds the reply's usage to `totals`. */
   async generate(req: GenerateRequest): Promise<GenerateResult> {
     const t0 = performance.now();
     const result = await this.inner.generate(req);
@@ -127,6 +144,7 @@ export class MeteredLLM implements LLM {
     return result;
   }
 
+  /** Closes the wrapped model. */
   async close(): Promise<void> {
     await this.inner.close?.();
   }
