@@ -69,10 +69,10 @@ export class LlmPolicy implements Policy {
   }
 
   /**
-   * One model request for `opts.n` samples (the protocol's fixed step, if any, makes none). Each move
-   * gets an equal share of the request's token usage, its log-probability when the backend reports one,
-   * and, when the answer is forced, text that does not parse as an answer is taken as the answer itself
-   * (recorded as a format error).
+   * One model request for `opts.n` samples, after any calls the protocol's `prepare` makes (its fixed
+   * step, if any, makes none). Each move gets an equal share of the request's token usage, its
+   * log-probability when the backend reports one, and, when the answer is forced, text that does not
+   * parse as an answer is taken as the answer itself (recorded as a format error).
    */
   async propose(state: State, opts: ProposeOptions = {}): Promise<Move[]> {
     const p = this.protocol;

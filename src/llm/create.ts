@@ -71,8 +71,8 @@ export function withMachinery(backend: LLM, opts: LLMOptions = {}): MeteredLLM {
 
 /**
  * A ready model from a spec (see {@link LLM_SPEC_HELP}, or a kind added with `registerLLMBackend`),
- * wrapped as metered → cached → limited → backend. With `opts.cacheDir` set, responses are cached in
- * `CACHEDIR/llm-cache.jsonl`. Read usage and cost from the returned model's `totals`.
+ * wrapped as metered → cached → limited → backend. With `opts.cacheDir` set (and `cacheMode` not "off"),
+ * responses are cached in `CACHEDIR/llm-cache.jsonl`. Read usage and cost from the returned model's `totals`.
  */
 export async function createLLM(spec: string, opts: LLMOptions = {}): Promise<MeteredLLM> {
   return withMachinery(await createBackend(spec, opts), opts);

@@ -199,8 +199,9 @@ export class EnvService {
 
   /**
    * Opens a session (id: `data.episode_id`, else a fresh UUID) on the question `data` names (question_id
-   * or id, the question's text, or index), else one drawn by `data.seed`, else the next in turn; closes
-   * idle sessions first. Throws an HTTP 422 error on a bad episode_id, seed or question reference.
+   * or id, the question's text, or index), else one drawn by `data.seed`, else the next in turn. First
+   * closes idle sessions (and the least recently used one when at `maxSessions`). Throws an HTTP 422
+   * error on a bad episode_id, seed or question reference.
    */
   reset(data: Record<string, unknown> = {}): { id: string; result: StepPayload } {
     const epId = data['episode_id'];

@@ -34,7 +34,7 @@ import { INVALID_FEEDBACK, informationBlock, parsePrediction } from './search-r1
 export interface EnvServerOptions {
   /** Token every request except GET /health must carry (header, `?token=` or `/t/TOKEN/` prefix); unset: no authentication. */
   token?: string;
-  /** Largest request body and WebSocket message, in bytes (default 4 MiB); larger ones are refused with 413. */
+  /** Largest request body and WebSocket message, in bytes (default 4 MiB); a larger HTTP body gets 413. */
   maxBodyBytes?: number;
   /** WebSocket sessions at once (OpenEnv's max_concurrent_envs; default 256). */
   maxWsSessions?: number;
@@ -49,7 +49,10 @@ export interface EnvServerOptions {
 }
 
 /** The HTTP server of {@link createEnvServer}, with access to its open WebSocket connections. */
-export type EnvServer = Server & { /** The open `/ws` connections (e.g. to close them on shutdown). */ websockets(): Iterable<WebSocket> };
+export type EnvServer = Server & {
+  /** The open `/ws` connections (e.g. to close them on shutdown). */
+  websockets(): Iterable<WebSocket>;
+};
 
 const DEFAULT_SESSION = 'default';
 const DEFAULT_MAX_TRAJECTORIES = 4096;
