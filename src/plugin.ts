@@ -21,11 +21,17 @@ import './learn/gym/policy.js';
 
 /** What a plugin's default export receives: every registry's `register` function and table. */
 export const pluginApi = {
+  /** Adds a protocol, usable as `--agent NAME` ({@link registerProtocol}). */
   registerProtocol,
+  /** Adds a reward scheme, usable in `--scheme` ({@link registerRewardScheme}). */
   registerRewardScheme,
+  /** Adds a retriever kind, opened by `--index KIND:…` ({@link registerRetriever}). */
   registerRetriever,
+  /** Adds an LLM backend kind, built by `--llm KIND:…` ({@link registerLLMBackend}). */
   registerLLMBackend,
+  /** Adds a PRM kind, built by `--prm KIND[:…]` ({@link registerPrm}). */
   registerPrm,
+  /** Adds a non-LLM policy, built by `--policy NAME[:ARG]` ({@link registerPolicy}). */
   registerPolicy,
   /** The tables themselves, to look up or list what is registered. */
   registries: { protocols, rewardSchemes, retrieverKinds, llmBackends, prmKinds, policies },

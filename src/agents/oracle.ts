@@ -11,12 +11,21 @@ import { answerAction, citationsOf, evidenceFrom, goldPlan, searchesSoFar } from
 import type { Policy, ProposeOptions } from './policy.js';
 import type { Protocol } from './protocol.js';
 
+/**
+ * Non-LLM policy that follows the gold decomposition (HotpotQA: the supporting titles) and answers
+ * with
+ * the gold answer: an upper reference and a source of demonstrations. Needs questions with gold data.
+ */
 export class OraclePolicy implements Policy {
   readonly kind = 'oracle';
   readonly name = 'oracle [non-LLM]';
 
   constructor(readonly protocol: Protocol) {}
 
+  /**
+   * The gold next action: the protocol's fixed step, an extraction of the last hop's evidence, the next
+   * hop's query, or the first gold answer (with its citations under ARENA). Deterministic.
+   */
   act(state: State): Action {
     const p = this.protocol;
     const fixed = state.mustAnswer ? undefined : p.fixedAction?.(state);
@@ -30,6 +39,7 @@ export class OraclePolicy implements Policy {
     return answerAction(gold, p.name === 'arena' ? citationsOf(state.question, arenaReferences(state)) : undefined);
   }
 
+  /** `opts.n` copies of the gold move, written in the protocol's format (sampling options are ignored). */
   async propose(state: State, opts: ProposeOptions = {}): Promise<Move[]> {
     const action = this.act(state);
     const move: Move = { action, raw: this.protocol.format(action, state) };

@@ -11,6 +11,7 @@ import type { Policy } from './policy.js';
 import type { Protocol } from './protocol.js';
 import { SimPolicy } from './sim.js';
 
+/** Settings passed to every {@link PolicyFactory}. */
 export interface PolicyOptions {
   /** The simulated agent's competence in [0, 1] (default 0.7); other policies may ignore it. */
   competence?: number;
@@ -30,6 +31,7 @@ export function registerPolicy(name: string, factory: PolicyFactory, opts?: Regi
   policies.register(name, factory, opts);
 }
 
+/** The accepted `--policy` specs, in words, for help texts and error messages. */
 export const POLICY_SPEC_HELP = 'sim (simulated imperfect agent), oracle (follows the gold decomposition), gym (the untrained gym policy) or gym:FILE (a gym policy from `ragtrail train`), or a registered policy NAME[:ARG]';
 
 /** Checks a spec's name without building it (for early flag validation). */

@@ -9,6 +9,7 @@ import type { LLM } from '../llm/types.js';
 import { sequenceLogprob } from '../llm/types.js';
 import { fallbackAnswer, type Protocol } from './protocol.js';
 
+/** Options of {@link Policy.propose}. */
 export interface ProposeOptions {
   /** Number of candidate actions (default 1). */
   n?: number;
@@ -17,16 +18,23 @@ export interface ProposeOptions {
   seed?: number;
 }
 
+/** What produces a policy's actions: a language model, or one of the non-LLM policies (oracle, sim, the trained gym policy). */
 export type PolicyKind = 'llm' | 'oracle' | 'sim' | 'gym';
 
+/** Anything that proposes actions for a state: an LLM behind a protocol, or a non-LLM policy writing in the protocol's format. */
 export interface Policy {
   /** Written into every trajectory, e.g. "llm:openai:…#Qwen2.5-7B" or "sim(competence=0.7) [non-LLM]". */
   readonly name: string;
   readonly kind: PolicyKind;
   readonly protocol: Protocol;
+  /**
+   * `opts.n` candidate moves (default 1) for `state`, each an action with the text it was parsed from;
+   * once `state.mustAnswer` is set every move must be an answer. Does not change `state`.
+   */
   propose(state: State, opts?: ProposeOptions): Promise<Move[]>;
 }
 
+/** Sampling settings of an {@link LlmPolicy}; per-call options of `propose` take precedence. */
 export interface LlmPolicyOptions {
   /** Default sampling temperature (default 0). */
   temperature?: number;
@@ -44,6 +52,10 @@ function forceAnswer(move: Move): Move {
   return { ...move, action: { type: 'answer', answer: fallbackAnswer(move.raw) }, formatError: `forced answer did not parse (${move.action.type === 'invalid' ? move.action.reason : move.action.type})` };
 }
 
+/**
+ * A protocol plus an LLM backend: renders the state into chat messages, samples `n` replies in one
+ * request and parses each into an action. Named `llm:<backend spec>` in trajectories.
+ */
 export class LlmPolicy implements Policy {
   readonly kind = 'llm';
   readonly name: string;
@@ -56,6 +68,12 @@ export class LlmPolicy implements Policy {
     this.name = `llm:${llm.spec}`;
   }
 
+  /**
+   * One model request for `opts.n` samples, after any calls the protocol's `prepare` makes (its fixed
+   * step, if any, makes none). Each move gets an equal share of the request's token usage, its
+   * log-probability when the backend reports one, and, when the answer is forced, text that does not
+   * parse as an answer is taken as the answer itself (recorded as a format error).
+   */
   async propose(state: State, opts: ProposeOptions = {}): Promise<Move[]> {
     const p = this.protocol;
     const fixed = state.mustAnswer ? undefined : p.fixedAction?.(state);

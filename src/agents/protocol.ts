@@ -16,6 +16,7 @@ export const AGENT_NAMES = ['reasonrag', 'search-r1', 'direct', 'cot', 'rag', 'r
 /** A protocol name: a built-in one or one registered with `registerProtocol`. */
 export type AgentName = string;
 
+/** Budgets and generation limits a protocol runs with unless the caller overrides them. */
 export interface ProtocolDefaults {
   /** Agent steps before the answer is forced. */
   maxTurns: number;
@@ -29,11 +30,16 @@ export interface ProtocolDefaults {
   stop?: string[];
 }
 
+/** Options of {@link Protocol.render}. */
 export interface RenderOptions {
   /** The budget is spent: ask for the final answer only. */
   forced?: boolean;
 }
 
+/**
+ * The text format of one agent design: prompt building, reply parsing, and writing actions back as
+ * text. Register your own with `registerProtocol`.
+ */
 export interface Protocol {
   /** The --agent name. */
   readonly name: string;
@@ -46,13 +52,19 @@ export interface Protocol {
   fixedAction?(state: State): Action | undefined;
   /** Model calls to make before rendering (Search-o1 / ReSearch summarise documents per query). */
   prepare?(state: State, llm: LLM): Promise<void>;
+  /** The chat messages the model is sent for `state`; with `opts.forced`, a prompt that asks for the final answer only. */
   render(state: State, opts?: RenderOptions): Message[];
   /**
    * Protocols whose answers cite (ARENA): the references shown in this state, in their numbered order,
    * so that reference number i (an answer's `citations`) is element i − 1. Absent for the others.
    */
   references?(state: State): Passage[];
+  /** The action in a model reply. Never throws: text that does not fit is an `invalid` action naming what was expected. */
   parse(text: string, state: State): Action;
+  /**
+   * Writes `action` as the model should have (inverse of `parse`: parse(format(a)) = a), so non-LLM
+   * policies leave trajectories in the protocol's own format.
+   */
   format(action: Action, state: State): string;
 }
 

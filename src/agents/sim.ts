@@ -28,6 +28,11 @@ function spans(text: string, gold: string): string[] {
   return [...text.matchAll(ENTITY)].map((m) => m[0]).filter((s) => s.length > 2);
 }
 
+/**
+ * Simulated imperfect searcher (non-LLM) for offline runs and CI: takes the gold step with probability
+ * `competence` (in [0, 1], default 0.7), else a plausible mistake; it answers right only once the
+ * evidence was retrieved.
+ */
 export class SimPolicy implements Policy {
   readonly kind = 'sim';
   readonly name: string;
@@ -48,6 +53,10 @@ export class SimPolicy implements Policy {
     return options.length ? rng.pick(options) : rng.pick(['unknown', 'none', 'yes']);
   }
 
+  /**
+   * One action drawn with `rng`: the gold step with probability `competence`, otherwise an off-target or
+   * repeated search or a premature guessed answer.
+   */
   act(state: State, rng: Rng, competence: number): Action {
     const p = this.protocol;
     const fixed = state.mustAnswer ? undefined : p.fixedAction?.(state);
@@ -96,6 +105,12 @@ export class SimPolicy implements Policy {
     return `${this.guess(state, rng)} ${picked.join(' ')}`.trim();
   }
 
+  /**
+   * `opts.n` independent samples, each seeded from (seed, question id, step, sample index) so results
+   * are
+   * reproducible; a temperature T above 1 (default 1) lowers competence to c / T. With probability
+   * (1 − c)/10 a sample's text is malformed and re-parsed by the protocol.
+   */
   async propose(state: State, opts: ProposeOptions = {}): Promise<Move[]> {
     const t = opts.temperature ?? 1;
     const competence = t > 1 ? this.competence / t : this.competence;

@@ -97,7 +97,9 @@ export interface RetryOptions {
   serverKind?: string;
   /** Injected for tests. */
   sleep?: (ms: number) => Promise<void>;
+  /** Source of uniform numbers in [0, 1) for the backoff jitter (default Math.random). */
   random?: () => number;
+  /** Clock in ms, used to measure the retry time budget (default Date.now). */
   now?: () => number;
 }
 

@@ -6,6 +6,7 @@
  */
 import { InputError } from './errors.js';
 
+/** Options of {@link Registry.register}. */
 export interface RegisterOptions {
   /** Replace an existing entry of the same name (default: registering a taken name is an error). */
   replace?: boolean;
@@ -43,6 +44,7 @@ export class Registry<T> {
     return this.entries.get(name);
   }
 
+  /** Whether an entry called `name` is registered. */
   has(name: string): boolean {
     return this.entries.has(name);
   }
@@ -52,6 +54,7 @@ export class Registry<T> {
     return [...this.entries.keys()];
   }
 
+  /** Registered entries, in registration order (built-ins first). */
   values(): T[] {
     return [...this.entries.values()];
   }

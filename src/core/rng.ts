@@ -35,6 +35,7 @@ export class Rng {
     return new Rng(`${seed}/${label}`);
   }
 
+  /** Next raw output of the generator: an integer in [0, 2^32). Every other draw is built on it. */
   nextUint32(): number {
     const t = (((this.a + this.b) | 0) + this.d) | 0;
     this.d = (this.d + 1) | 0;
@@ -61,10 +62,12 @@ export class Rng {
     return lo + this.int(hi - lo + 1);
   }
 
+  /** True with probability `p` (p <= 0 never, p >= 1 always); consumes one draw. */
   chance(p: number): boolean {
     return this.next() < p;
   }
 
+  /** One item chosen uniformly; throws a RangeError on an empty list. */
   pick<T>(items: readonly T[]): T {
     if (items.length === 0) throw new RangeError('Rng.pick on an empty list');
     return items[this.int(items.length)] as T;

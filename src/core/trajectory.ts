@@ -26,6 +26,7 @@ export type Action =
   | { type: 'answer'; answer: string; citations?: number[] }
   | { type: 'invalid'; reason: string };
 
+/** The kind of an {@link Action}: "search", "extract", "answer" or "invalid". */
 export type ActionType = Action['type'];
 
 /** A retrieved passage as the environment returned it. */
@@ -36,6 +37,7 @@ export interface RetrievedDoc {
   score: number;
 }
 
+/** One turn of an episode: the action taken, the text it came from, and what the environment returned for it. */
 export interface Step {
   action: Action;
   /** The model's text (or the protocol's rendering of a non-LLM action). */
@@ -60,6 +62,11 @@ export interface Step {
   selection?: { candidates: number; score: number };
 }
 
+/**
+ * One episode on one question: every step, the final prediction, and its cost (steps, searches,
+ * tokens, time).
+ * Written as one JSON line of `RUN/trajectories.jsonl`.
+ */
 export interface Trajectory {
   /** The question id. */
   id: string;

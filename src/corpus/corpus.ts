@@ -8,7 +8,9 @@ import { InputError, RecordError } from '../core/errors.js';
 import { invalidUtf8Error, readLines, writeFileAtomic, writeLine } from '../core/io.js';
 import type { Passage, Question } from '../core/types.js';
 
+/** Layouts a corpus can be written in: ragtrail's `{id, title, text}` lines or FlashRAG's `{id, contents}` lines. */
 export const CORPUS_FORMATS = ['ragtrail', 'flashrag'] as const;
+/** One of {@link CORPUS_FORMATS}. */
 export type CorpusFormat = (typeof CORPUS_FORMATS)[number];
 
 /** FlashRAG's `contents`: the title in double quotes on the first line, the text after it. */

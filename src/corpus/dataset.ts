@@ -11,7 +11,9 @@ import { fromFlashrag } from './formats/flashrag.js';
 import { fromHotpot } from './formats/hotpotqa.js';
 import { fromMusique } from './formats/musique.js';
 
+/** Question-set layouts {@link loadDataset} reads (`2wiki` shares HotpotQA's converter). */
 export const DATASET_FORMATS = ['flashrag', 'hotpotqa', '2wiki', 'musique'] as const;
+/** One of {@link DATASET_FORMATS}. */
 export type DatasetFormat = (typeof DATASET_FORMATS)[number];
 
 const CONVERTERS: Record<DatasetFormat, (rec: Json, loc: SourceLocation) => Question> = {
@@ -30,6 +32,7 @@ export function detectFormat(rec: Json): DatasetFormat | undefined {
   return undefined;
 }
 
+/** Options of {@link loadDataset}. */
 export interface LoadOptions {
   /** Force a layout instead of detecting it from the first record. */
   format?: DatasetFormat;

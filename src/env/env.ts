@@ -10,6 +10,7 @@ import type { Question } from '../core/types.js';
 import type { Action, Message, RetrievedDoc, Step, TokenUsage } from '../core/trajectory.js';
 import type { Retriever } from '../retrieval/types.js';
 
+/** The retriever an environment searches with and the budgets that end an episode. */
 export interface EnvConfig {
   retriever: Retriever;
   /** Documents per search. */
@@ -20,6 +21,11 @@ export interface EnvConfig {
   maxSearches?: number;
 }
 
+/**
+ * Where an episode stands: the question, the steps taken so far and the budgets left. Immutable:
+ * {@link RagEnv.step}
+ * returns a new state, so search trees can branch from any of them.
+ */
 export interface State {
   question: Question;
   steps: readonly Step[];
@@ -49,6 +55,7 @@ export interface Move {
   selection?: { candidates: number; score: number };
 }
 
+/** What {@link RagEnv.step} returns: the next state and whether the episode ended. */
 export interface StepResult {
   state: State;
   /** The episode ended with an answer. */
@@ -57,6 +64,10 @@ export interface StepResult {
   truncated: boolean;
 }
 
+/**
+ * The retrieval MDP of SPEC §1: a search action runs the retriever for `topK` documents; turn and
+ * search budgets force an answer. Functional, so MCTS can step from any earlier state.
+ */
 export class RagEnv {
   readonly maxSearches: number;
 
@@ -64,10 +75,16 @@ export class RagEnv {
     this.maxSearches = config.maxSearches ?? config.maxTurns;
   }
 
+  /** The first state of an episode on `question` (no steps, full budgets). */
   reset(question: Question): State {
     return { question, steps: [], done: false, mustAnswer: this.config.maxTurns <= 0, turnsLeft: this.config.maxTurns, searchesLeft: this.maxSearches };
   }
 
+  /**
+   * Applies `move` to `state` and returns the next state without changing `state`. A search runs the
+   * retriever (timed); a search once the search budget is spent or an answer is due becomes an `invalid`
+   * step. Throws if the episode already ended.
+   */
   async step(state: State, move: Move): Promise<StepResult> {
     if (state.done) throw new Error('step() after the episode ended');
     let action = move.action;

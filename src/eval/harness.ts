@@ -142,6 +142,12 @@ export function runDir(out: string, system: string, dataset: string): string {
   return join(out, 'runs', `${system}__${dataset}`.replace(/[^A-Za-z0-9_.-]+/g, '_'));
 }
 
+/**
+ * `ragtrail eval` as a function: runs every system on every dataset (resumable runs under
+ * `OUT/runs/`), scores each cell with bootstrap CIs (and the judge, paired tests against the baseline,
+ * PRM pair accuracy and annotation statistics when configured), and writes `results.json`,
+ * `results.md` and `report.html` to `config.out`. `log` receives one line per cell started.
+ */
 export async function runEval(config: EvalConfig, log: EvalProgress = () => {}): Promise<EvalResults> {
   checkRunDirs(config);
   ensureOutDir(config.out, 'eval output folder');

@@ -23,6 +23,12 @@ function addPrediction(preds: Predictions, id: unknown, text: unknown, file: str
   preds.set(key, String(text));
 }
 
+/**
+ * Reads predictions by question id from a ragtrail run (folder or trajectories.jsonl), JSON Lines
+ * `{id, prediction}`, HotpotQA's official `{answer: {id: text}}` or FlashRAG's
+ * `intermediate_data.json`.
+ * Throws a RecordError on a malformed record or a repeated id, and an InputError when none are found.
+ */
 export async function loadPredictions(location: string): Promise<Predictions> {
   const path = trajectoriesPath(location);
   const preds: Predictions = new Map();

@@ -73,6 +73,10 @@ function htmlTable(head: string[], rows: string[][], groupHead?: string[]): stri
   return `<table>${g}<tr>${head.map((h) => `<th>${esc(h)}</th>`).join('')}</tr>${rows.map((r) => `<tr>${r.map((c, i) => (i === 0 ? `<th>${esc(c)}</th>` : `<td>${esc(c)}</td>`)).join('')}</tr>`).join('')}</table>`;
 }
 
+/**
+ * `results.md`: the main table (systems × datasets, EM and F1 in %, * for p < 0.05 against the
+ * baseline), the details table, and paired tests and PRM pair accuracy when present.
+ */
 export function renderMarkdown(r: EvalResults): string {
   const datasets = r.config.datasets.map((d) => d.name);
   const head = ['system', ...datasets.flatMap((d) => [`${d} EM`, `${d} F1`]), 'Avg EM', 'Avg F1'];
@@ -87,6 +91,7 @@ h1{font-size:1.5rem}h2{font-size:1.15rem;margin-top:2rem;border-bottom:1px solid
 table{border-collapse:collapse;margin:.8rem 0;font-size:.85rem}th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:right}
 th{background:#f3f5f8}tr th:first-child{text-align:left}.note{color:#555;font-size:.85rem}svg{display:block;margin:1rem 0;background:#fff}`;
 
+/** `report.html`: one self-contained page (inline CSS and SVG, no scripts, nothing fetched) with the same tables and the plots. */
 export function renderHtml(r: EvalResults): string {
   const systems = r.config.systems.map((s) => s.name);
   const datasets = r.config.datasets.map((d) => d.name);
@@ -130,6 +135,7 @@ export function renderHtml(r: EvalResults): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>ragtrail evaluation</title><style>${CSS}</style></head><body>${body.join('\n')}</body></html>\n`;
 }
 
+/** Writes `results.md` and `report.html` into `dir`, replacing them. */
 export function writeReport(dir: string, r: EvalResults): void {
   writeFileSync(join(dir, 'results.md'), renderMarkdown(r));
   writeFileSync(join(dir, 'report.html'), renderHtml(r));

@@ -23,6 +23,7 @@ import { readTrajectories, type RunSummary, summarize } from './trajectories.js'
 
 export { toTrajectory };
 
+/** Sampling settings of one episode (temperature, when unset, is the policy's own default). */
 export interface EpisodeOptions {
   temperature?: number;
   /** Run seed; each step's sampling seed derives from it, the question id and the step number. */
@@ -73,6 +74,7 @@ export async function runVotedEpisode(env: RagEnv, policy: Policy, question: Que
   };
 }
 
+/** Options of {@link runQuestions}. */
 export interface RunOptions extends EpisodeOptions {
   outDir: string;
   env: RagEnv;
@@ -89,6 +91,10 @@ export interface RunOptions extends EpisodeOptions {
   quiet?: boolean;
 }
 
+/**
+ * What {@link runQuestions} did: the summary written to `summary.json` (all questions of the run
+ * folder, plus this session's counts and LLM usage), and how many questions ran or were skipped.
+ */
 export interface RunResult {
   summary: RunSummary & { session: Record<string, unknown> };
   /** Questions run in this session. */
@@ -97,6 +103,12 @@ export interface RunResult {
   skipped: number;
 }
 
+/**
+ * `ragtrail run` as a function: one episode per question not yet in `OUTDIR/trajectories.jsonl`
+ * (`concurrency` at a time, each line appended as it finishes), then `summary.json` over every
+ * trajectory of the folder. Locks `outDir`; refuses to resume with settings that differ from
+ * `run.json`.
+ */
 export async function runQuestions(opts: RunOptions): Promise<RunResult> {
   ensureOutDir(opts.outDir);
   const lock = DirLock.acquire(join(opts.outDir, '.lock'), `run folder ${opts.outDir}`);

@@ -15,6 +15,10 @@ export interface QuestionScore extends AnswerScores {
   missing: boolean;
 }
 
+/**
+ * Scores of a prediction set against a dataset: per-question EM/F1/Acc, their means with 95% bootstrap
+ * CIs (by default), and which ids were missing or unknown.
+ */
 export interface ScoreReport {
   n: number;
   means: Record<AnswerMetric, number>;
@@ -26,6 +30,11 @@ export interface ScoreReport {
   unknown: string[];
 }
 
+/**
+ * Scores predictions as the official HotpotQA script does: every dataset question counts, one without
+ * a
+ * prediction scores 0, predictions for unknown ids are ignored (and listed).
+ */
 export function scorePredictions(questions: readonly Question[], predictions: Predictions, opts: NormalizeOptions & BootstrapOptions = {}): ScoreReport {
   const perQuestion: QuestionScore[] = [];
   const missing: string[] = [];

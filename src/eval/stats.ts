@@ -44,6 +44,7 @@ export interface BootstrapOptions {
   seed?: number | string;
 }
 
+/** A mean with the bounds of its bootstrap confidence interval (percentile method). */
 export interface MeanCI {
   mean: number;
   low: number;

@@ -13,8 +13,16 @@ import type { MeteredLLM } from '../llm/middleware.js';
 import { createPrm, PrmGuidedPolicy, PRM_SPEC_HELP, type PrmCandidates } from '../prm/select.js';
 import type { Retriever } from '../retrieval/types.js';
 
+/**
+ * How a system picks each action: the policy's own choice (greedy), PRM best-of-N (RAG-Gym Alg. 1), or
+ * self-consistency voting over whole episodes.
+ */
 export type SelectMethod = 'greedy' | 'prm' | 'vote';
 
+/**
+ * One system of `ragtrail run` / `ragtrail eval`: a protocol, a model or a non-LLM policy, the
+ * selection method, and budgets (unset: the protocol's defaults).
+ */
 export interface SystemSpec {
   /** Protocol name (--agent). */
   agent: string;
@@ -45,6 +53,10 @@ export interface SystemSpec {
   resumeKey?: string;
 }
 
+/**
+ * A system ready to run: its policy (PRM-wrapped when selected), its environment, the metered model
+ * when it has one, and the sampling settings.
+ */
 export interface BuiltSystem {
   policy: Policy;
   env: RagEnv;
@@ -53,6 +65,11 @@ export interface BuiltSystem {
   vote?: { n: number; temperature: number };
 }
 
+/**
+ * Builds the policy and environment of `spec` over `retriever`. Needs exactly one of `llm` and
+ * `policy`
+ * (an InputError otherwise), and `prm` for `select: 'prm'`. Close the returned `llm` when done.
+ */
 export async function buildSystem(spec: SystemSpec, retriever: Retriever, llmOptions: LLMOptions = {}): Promise<BuiltSystem> {
   if (!spec.llm === !spec.policy) throw new InputError('give exactly one of --llm SPEC or --policy sim|oracle|gym:FILE', 'e.g. --llm openai:http://127.0.0.1:8000/v1#model, or --policy sim to run offline');
   const protocol = getProtocol(spec.agent);

@@ -16,6 +16,7 @@ export function trajectoriesPath(location: string): string {
   return location;
 }
 
+/** Every trajectory of a run, from its folder or a trajectories.jsonl file; throws an InputError when there is none. */
 export async function readTrajectories(location: string): Promise<Trajectory[]> {
   const path = trajectoriesPath(location);
   if (!existsSync(path)) throw new InputError(`${path}: no such file`, 'pass a run folder written by `ragtrail run` or `ragtrail import`');
@@ -27,6 +28,10 @@ export function scoreTrajectory(t: Pick<Trajectory, 'prediction' | 'answers'>): 
   return answerScores(t.prediction, t.answers);
 }
 
+/**
+ * Means over a run's trajectories (`summary.json`): answer metrics, retrieval count, steps, format
+ * failures, forced answers, tokens and latency.
+ */
 export interface RunSummary {
   agent: string;
   policy: string;
@@ -53,6 +58,10 @@ function quantile(xs: number[], q: number): number {
   return s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
 }
 
+/**
+ * Summarises trajectories (metrics are recomputed for any that do not carry them). Agents and policies
+ * that differ are listed comma-separated; latency quantiles are nearest-rank.
+ */
 export function summarize(trajectories: readonly Trajectory[]): RunSummary {
   const scores = trajectories.map((t) => t.metrics ?? scoreTrajectory(t));
   const steps = trajectories.reduce((s, t) => s + t.steps.length, 0);

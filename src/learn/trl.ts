@@ -18,6 +18,12 @@ export const REQUIREMENTS = join(PYTHON_DIR, 'requirements.txt');
 /** `prorag` is GRPO with ProRAG's per-token dual-granularity advantage (python/ragtrail_trl/prorag.py). */
 export type TrlAlgo = 'sft' | 'dpo' | 'prm' | 'grpo' | 'prorag';
 
+/**
+ * The JSON config `python -m ragtrail_trl.train` reads (snake_case, as the Python side names it): the
+ * algorithm, the base model (or a `tiny` random one), the data file, LoRA and trainer settings, and
+ * for
+ * GRPO-style runs the environment server to roll out against.
+ */
 export interface TrlConfig {
   algo: TrlAlgo;
   model: string;
@@ -48,6 +54,7 @@ export interface VenvOptions {
   log?: (line: string) => void;
 }
 
+/** Where the TRL virtual environment lives: `$RAGTRAIL_VENV`, else `~/.cache/ragtrail/trl-venv`. */
 export function defaultVenv(): string {
   return process.env['RAGTRAIL_VENV'] ?? join(homedir(), '.cache', 'ragtrail', 'trl-venv');
 }
@@ -100,6 +107,7 @@ export function ensureVenv(opts: VenvOptions = {}): string {
   return py;
 }
 
+/** Writes `config` to `path` as indented JSON, replacing the file. */
 export function writeTrlConfig(config: TrlConfig, path: string): void {
   writeFileSync(path, JSON.stringify(config, null, 2) + '\n');
 }

@@ -15,8 +15,10 @@ import { EndpointPoolLLM, parseEndpointList } from './endpoints.js';
 import { OpenAICompatibleLLM, type OpenAIOptions } from './openai.js';
 import type { LLM } from './types.js';
 
+/** The accepted built-in `--llm` specs, in words, for help texts and error messages. */
 export const LLM_SPEC_HELP = 'openai:<baseURL>#<model> (e.g. openai:http://127.0.0.1:8000/v1#Qwen2.5-7B-Instruct) or llama:<model.gguf>';
 
+/** Options of {@link createLLM}: the backend's own settings plus the shared machinery (concurrency, cache, prices). */
 export interface LLMOptions extends OpenAIOptions {
   /** Requests in flight at once (default 8). */
   concurrency?: number;
@@ -70,6 +72,11 @@ export function withMachinery(backend: LLM, opts: LLMOptions = {}): MeteredLLM {
   return new MeteredLLM(llm, opts.prices);
 }
 
+/**
+ * A ready model from a spec (see {@link LLM_SPEC_HELP}, or a kind added with `registerLLMBackend`),
+ * wrapped as metered → cached → limited → backend. With `opts.cacheDir` set (and `cacheMode` not "off"),
+ * responses are cached in `CACHEDIR/llm-cache.jsonl`. Read usage and cost from the returned model's `totals`.
+ */
 export async function createLLM(spec: string, opts: LLMOptions = {}): Promise<MeteredLLM> {
   return withMachinery(await createBackend(spec, opts), opts);
 }

@@ -28,6 +28,11 @@ export function isDeterministic(req: GenerateRequest): boolean {
   return req.seed !== undefined || (req.temperature ?? 1) === 0;
 }
 
+/**
+ * Answers repeated requests from a persistent store (keyed by the spec and the whole request), so
+ * re-runs and resumed runs cost nothing. By default only deterministic requests (temperature 0 or a
+ * seed) are cached; `hits` and `misses` count lookups.
+ */
 export class CachedLLM implements LLM {
   readonly spec: string;
   hits = 0;
@@ -41,6 +46,7 @@ export class CachedLLM implements LLM {
     this.spec = inner.spec;
   }
 
+  /** From the store when cached (marked `cached: true`); otherwise from the wrapped model, storing the reply when it may be cached. */
   async generate(req: GenerateRequest): Promise<GenerateResult> {
     const cacheable = this.mode === 'all' || (this.mode === 'deterministic' && isDeterministic(req));
     if (!cacheable) return this.inner.generate(req);
@@ -56,6 +62,7 @@ export class CachedLLM implements LLM {
     return result;
   }
 
+  /** Closes the wrapped model. */
   async close(): Promise<void> {
     await this.inner.close?.();
   }
@@ -65,6 +72,7 @@ export class CachedLLM implements LLM {
   }
 }
 
+/** Keeps at most the limiter's number of requests in flight to the wrapped model; later ones wait their turn. */
 export class LimitedLLM implements LLM {
   readonly spec: string;
 
@@ -75,10 +83,12 @@ export class LimitedLLM implements LLM {
     this.spec = inner.spec;
   }
 
+  /** Waits for a free slot, then asks the wrapped model. */
   generate(req: GenerateRequest): Promise<GenerateResult> {
     return this.limiter.run(() => this.inner.generate(req));
   }
 
+  /** Closes the wrapped model. */
   async close(): Promise<void> {
     await this.inner.close?.();
   }
@@ -88,6 +98,7 @@ export class LimitedLLM implements LLM {
   }
 }
 
+/** Token prices used for the cost in {@link UsageTotals}. */
 export interface Prices {
   /** Dollars per million prompt tokens. */
   inputPerM: number;
@@ -95,6 +106,7 @@ export interface Prices {
   outputPerM: number;
 }
 
+/** Running totals of a {@link MeteredLLM}: requests (cache hits counted apart), tokens, backend time and cost. */
 export interface UsageTotals {
   requests: number;
   cachedRequests: number;
@@ -114,6 +126,10 @@ export function formatEndpointUsage(endpoints: readonly EndpointUsage[] | undefi
   return endpoints.map((e) => `  ${e.url}: ${e.requests} requests, ${e.promptTokens} prompt + ${e.completionTokens} completion tokens, ${e.failures} failed attempts${e.down ? ' (cooling down)' : ''}`).join('\n');
 }
 
+/**
+ * Adds up requests, tokens, backend time and cost (when prices are given) into `totals`; cache hits
+ * count as requests only. The outermost wrapper of {@link createLLM}.
+ */
 export class MeteredLLM implements LLM {
   readonly spec: string;
   readonly totals: UsageTotals = { requests: 0, cachedRequests: 0, promptTokens: 0, completionTokens: 0, llmMs: 0 };
@@ -132,6 +148,7 @@ export class MeteredLLM implements LLM {
     return endpoints && endpoints.length > 1 ? { ...this.totals, endpoints } : { ...this.totals };
   }
 
+  /** Asks the wrapped model and adds the reply's usage to `totals`. */
   async generate(req: GenerateRequest): Promise<GenerateResult> {
     const t0 = performance.now();
     const result = await this.inner.generate(req);
@@ -150,6 +167,7 @@ export class MeteredLLM implements LLM {
     return result;
   }
 
+  /** Closes the wrapped model. */
   async close(): Promise<void> {
     await this.inner.close?.();
   }

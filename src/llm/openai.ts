@@ -8,6 +8,7 @@
 import { fetchJson, type RetryOptions } from '../core/http.js';
 import { type Choice, type GenerateRequest, type GenerateResult, type LLM, messagesToPrompt } from './types.js';
 
+/** Settings of an OpenAI-compatible backend; the retry and timeout settings apply to each HTTP request. */
 export interface OpenAIOptions extends RetryOptions {
   apiKey?: string;
   /** "chat" (default) or "completion". */
@@ -33,6 +34,11 @@ interface WireReply {
   usage?: { prompt_tokens?: number; completion_tokens?: number };
 }
 
+/**
+ * A model behind an OpenAI-compatible server (vLLM, SGLang, llama.cpp server, Ollama, hosted APIs),
+ * via /chat/completions or, in completion mode, /completions. The API key defaults to
+ * `$OPENAI_API_KEY`.
+ */
 export class OpenAICompatibleLLM implements LLM {
   readonly spec: string;
   private readonly apiKey: string | undefined;
@@ -48,6 +54,11 @@ export class OpenAICompatibleLLM implements LLM {
     this.apiKey = opts.apiKey ?? process.env['OPENAI_API_KEY'];
   }
 
+  /**
+   * Posts the request (retrying transient failures). When a server returns fewer than `n` samples, the
+   * missing ones are asked for concurrently, one request each with a shifted seed; usage is summed over
+   * all requests.
+   */
   async generate(req: GenerateRequest): Promise<GenerateResult> {
     const n = req.n ?? 1;
     const first = await this.request(req, n, 0);

@@ -4,8 +4,17 @@
  */
 import type { GenerateRequest, GenerateResult, LLM } from './types.js';
 
+/**
+ * The outputs of a {@link ScriptedLLM}: a list used in turn (cycling when exhausted), or a function of
+ * the
+ * request and the call number (from 0) returning one text (repeated `n` times) or one per sample.
+ */
 export type Script = string[] | ((req: GenerateRequest, call: number) => string | string[]);
 
+/**
+ * A deterministic model for tests and replays: replies follow the script, and every request is kept in
+ * `requests`. Spec `scripted:NAME`.
+ */
 export class ScriptedLLM implements LLM {
   readonly spec: string;
   readonly requests: GenerateRequest[] = [];
@@ -18,6 +27,7 @@ export class ScriptedLLM implements LLM {
     this.spec = `scripted:${name}`;
   }
 
+  /** The next `n` script outputs, with rough token counts (4 characters a token). */
   async generate(req: GenerateRequest): Promise<GenerateResult> {
     const call = this.requests.length;
     this.requests.push(req);

@@ -8,6 +8,7 @@ import type { EndpointUsage } from './endpoints.js';
 
 export type { Message, TokenUsage };
 
+/** One generation request: a conversation or a raw prompt, with sampling settings. Unset settings are left to the backend. */
 export interface GenerateRequest {
   /** Chat messages (chat backends), or… */
   messages?: Message[];
@@ -26,11 +27,13 @@ export interface GenerateRequest {
   logprobs?: boolean;
 }
 
+/** Per-token log-probabilities of a generated text (natural log), `tokens[i]` with `logprobs[i]`. */
 export interface TokenLogprobs {
   tokens: string[];
   logprobs: number[];
 }
 
+/** One sampled completion of a request. */
 export interface Choice {
   text: string;
   /** "stop", "length", … as the backend reports it. */
@@ -38,6 +41,7 @@ export interface Choice {
   logprobs?: TokenLogprobs;
 }
 
+/** The samples of one request (up to its `n`) and the tokens the request used in total. */
 export interface GenerateResult {
   choices: Choice[];
   usage: TokenUsage;
@@ -45,10 +49,13 @@ export interface GenerateResult {
   cached?: boolean;
 }
 
+/** A language-model backend. Wrappers (cache, limiter, meter) implement it too, so they stack around any backend. */
 export interface LLM {
   /** Re-creates the backend, e.g. "openai:http://127.0.0.1:8000/v1#Qwen2.5-7B-Instruct". */
   readonly spec: string;
+  /** Samples `req.n` completions (default 1) of the request. */
   generate(req: GenerateRequest): Promise<GenerateResult>;
+  /** Releases what the backend holds (a loaded model, a subprocess); wrappers pass it on to the backend they wrap. */
   close?(): Promise<void>;
   /** Per-server counters when the backend spreads requests over several servers (see llm/endpoints);
    * wrappers pass it through. */

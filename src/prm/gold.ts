@@ -17,9 +17,19 @@ import type { Candidate, PRM } from './types.js';
 
 const tokens = (s: string) => normalizeAnswer(s).split(' ').filter(Boolean);
 
+/**
+ * A diagnostic PRM that reads the gold answers and decomposition (non-LLM): an upper bound on what a
+ * PRM could tell a policy, for asking whether a method that consumes PRM scores works when the scores
+ * are informative.
+ */
 export class GoldPRM implements PRM {
   readonly name = 'gold [non-LLM: reads the gold plan]';
 
+  /**
+   * Answer: +2 if it matches a gold answer (EM), else −2. Search: 4·F1(query, first unresolved hop's
+   * sub-question) − 1, in [−1, 3], or −1 once every hop is resolved. Extract: +1 if it holds the last
+   * resolved hop's answer, else −1. Invalid: −2.
+   */
   async score(state: State, candidates: readonly Candidate[]): Promise<number[]> {
     const plan = goldPlan(state.question);
     const resolved = plan.map((h) => retrieved(state, h.answer, h.passageId));

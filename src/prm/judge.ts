@@ -8,6 +8,10 @@ import type { LLM } from '../llm/types.js';
 import { parseRanking, rankingPrompt } from '../process/rank.js';
 import type { Candidate, PRM } from './types.js';
 
+/**
+ * An LLM judge as a PRM: one call ranks all candidates with RAG-Gym's criteria (the prompt of
+ * process/rank.ts) at temperature 0. `malformed` counts replies with no usable ranking.
+ */
 export class JudgePRM implements PRM {
   readonly name: string;
   malformed = 0;
@@ -16,6 +20,11 @@ export class JudgePRM implements PRM {
     this.name = `judge(${llm.spec})`;
   }
 
+  /**
+   * 1 / (1 + rank) with rank 0 for the best, so scores are 1, 1/2, 1/3, …; candidates the reply leaves
+   * out
+   * rank after the listed ones in their original order. A single candidate scores 1 without a call.
+   */
   async score(state: State, candidates: readonly Candidate[]): Promise<number[]> {
     if (candidates.length <= 1) return candidates.map(() => 1);
     const res = await this.llm.generate({ messages: [{ role: 'user', content: rankingPrompt(state, candidates) }], temperature: 0, maxTokens: 128 });

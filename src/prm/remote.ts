@@ -11,9 +11,16 @@ import type { State } from '../env/env.js';
 import { describeProcess } from '../process/values.js';
 import type { Candidate, PRM } from './types.js';
 
+/** The request/reply format of a remote PRM server: vLLM's pooling or classification endpoints, or TEI's rerank. */
 export type RemoteShape = 'vllm-pooling' | 'vllm-classify' | 'tei-rerank';
 export const REMOTE_SHAPES: readonly RemoteShape[] = ['vllm-pooling', 'vllm-classify', 'tei-rerank'];
 
+/**
+ * Settings of a {@link RemotePRM}: the reply shape, the model name sent with vLLM requests, a bearer
+ * key,
+ * and the text between the state and the step (default "\n\nNext step:\n"; train the served model on
+ * the same).
+ */
 export interface RemoteOptions {
   shape: RemoteShape;
   model?: string;
@@ -32,6 +39,10 @@ export function prmInputText(state: State, raw: string, separator = DEFAULT_SEPA
   return `${stateText(state)}${separator}${raw}`;
 }
 
+/**
+ * A PRM served over HTTP: one request per call scores every candidate (vLLM pooling or classify on
+ * state + step text, or TEI rerank with the state as query). Transient failures are retried.
+ */
 export class RemotePRM implements PRM {
   readonly name: string;
 
@@ -42,6 +53,11 @@ export class RemotePRM implements PRM {
     this.name = `remote(${opts.shape} ${url})`;
   }
 
+  /**
+   * The server's score per candidate: the last value of a pooling output, the last class probability of
+   * a
+   * classifier, or the rerank score (−Infinity for a candidate the reranker did not return).
+   */
   async score(state: State, candidates: readonly Candidate[]): Promise<number[]> {
     if (candidates.length === 0) return [];
     const headers: Record<string, string> = this.opts.apiKey ? { authorization: `Bearer ${this.opts.apiKey}` } : {};

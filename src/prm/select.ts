@@ -28,9 +28,17 @@ export function argmax(scores: readonly number[]): number {
   return best;
 }
 
+/** Which sampled candidates a {@link PrmGuidedPolicy} lets the PRM choose among. */
 export const PRM_CANDIDATES = ['well-formed', 'all'] as const;
+/** `well-formed`: only candidates that follow the protocol, unless none does; `all`: every distinct candidate. */
 export type PrmCandidates = (typeof PRM_CANDIDATES)[number];
 
+/**
+ * PRM-guided action selection (RAG-Gym Alg. 1) as a Policy: sample `n` candidates (default 10) from
+ * the
+ * inner policy at `temperature` (default 1.0), score them with the PRM, take the argmax. `calls`
+ * counts PRM calls.
+ */
 export class PrmGuidedPolicy implements Policy {
   readonly name: string;
   calls = 0;
@@ -53,6 +61,10 @@ export class PrmGuidedPolicy implements Policy {
     return this.inner.protocol;
   }
 
+  /**
+   * The single best move, with its `selection` (candidates scored and the winning score). Duplicate
+   * candidates are scored once; with one candidate left the PRM is not called. Only `opts.seed` is used.
+   */
   async propose(state: State, opts: ProposeOptions = {}): Promise<Move[]> {
     const sampled = await this.inner.propose(state, { n: this.n, temperature: this.temperature, seed: opts.seed });
     // Identical candidates are scored once.
@@ -68,6 +80,7 @@ export class PrmGuidedPolicy implements Policy {
   }
 }
 
+/** The accepted built-in `--prm` specs, in words, for help texts and error messages. */
 export const PRM_SPEC_HELP = 'a model file from `ragtrail prm train`, judge:<llm spec>, remote:<vllm-pooling|vllm-classify|tei-rerank>:<url>[#model], or gold (a diagnostic that reads the gold plan, non-LLM)';
 
 /** Builds a PRM from the rest of its spec (after `kind:`; empty for a bare `kind`). */

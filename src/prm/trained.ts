@@ -37,6 +37,10 @@ export function pairState(rec: PrmPairRecord): State {
   return { question: { id: rec.id.split(':')[0] ?? rec.id, question: rec.state.question, answers: [] }, steps: rec.state.steps, done: false, mustAnswer: false, turnsLeft: 0, searchesLeft: 0 };
 }
 
+/**
+ * Reads `prm_pairs.jsonl` (from `ragtrail annotate`) into memory; throws a RecordError naming the line
+ * of a record without state, chosen or rejected.
+ */
 export async function readPrmPairs(path: string): Promise<PrmPairRecord[]> {
   const out: PrmPairRecord[] = [];
   for await (const { value, loc } of readJsonl(path)) {
@@ -62,6 +66,12 @@ export async function pairFeatures(embedder: Embedder, pairs: readonly PrmPairRe
   return out;
 }
 
+/**
+ * The PRM trained here: features of the state and the candidate (over the saved embedder) into a
+ * linear
+ * or MLP head fitted with the Bradley–Terry loss. Scores are unnormalised logits: P(a ≻ b) = σ(s_a −
+ * s_b).
+ */
 export class TrainedPRM implements PRM {
   readonly name: string;
 
@@ -74,6 +84,11 @@ export class TrainedPRM implements PRM {
     this.name = `prm(${saved.model.kind}, ${saved.embedder}) ${path}`;
   }
 
+  /**
+   * Reads a PRM file written by {@link TrainedPRM.save}; re-creates its embedder from the saved spec
+   * unless
+   * one is given. Throws an InputError for an unreadable file or another format version.
+   */
   static async load(path: string, embedderOverride?: Embedder): Promise<TrainedPRM> {
     let saved: SavedPrm;
     try {
@@ -87,15 +102,18 @@ export class TrainedPRM implements PRM {
     return new TrainedPRM(saved, new ScoreModel(saved.model), embedderOverride ?? (await createEmbedder(saved.embedder)), path);
   }
 
+  /** Writes the model, its embedder spec and its training summary to `path` as one JSON document. */
   save(path: string): void {
     writeFileSync(path, JSON.stringify(this.saved) + '\n');
   }
 
+  /** The model's score of each candidate (higher: preferred). */
   async score(state: State, candidates: readonly Candidate[]): Promise<number[]> {
     if (candidates.length === 0) return [];
     return (await featurize(this.embedder, state, candidates)).map((x) => this.model.score(x));
   }
 
+  /** How often the chosen step outscores the rejected one, overall and by the chosen step's type, with the mean Bradley–Terry loss. */
   async evaluate(pairs: readonly PrmPairRecord[]): Promise<PairEval> {
     const xs = await pairFeatures(this.embedder, pairs);
     const byType: Record<string, { n: number; accuracy: number }> = {};
@@ -112,6 +130,7 @@ export class TrainedPRM implements PRM {
   }
 }
 
+/** Pairwise accuracy of a PRM on preference pairs (ties count as wrong), by action type, and its mean loss. */
 export interface PairEval {
   n: number;
   accuracy: number;
@@ -119,6 +138,7 @@ export interface PairEval {
   loss: number;
 }
 
+/** Options of {@link trainPrm}: the head's training settings plus the feature embedder spec (default `hash:512`) and the held-out share. */
 export interface PrmTrainOptions extends TrainOptions {
   embedder?: string;
   /** Share of questions held out for evaluation (default 0.2); 0 trains on everything. */
@@ -133,6 +153,12 @@ export function splitByQuestion(pairs: readonly PrmPairRecord[], holdout: number
   return { train: pairs.filter((p) => !held.has(questionOf(p))), heldOut: pairs.filter((p) => held.has(questionOf(p))) };
 }
 
+/**
+ * Fits a {@link TrainedPRM} on preference pairs, holding out a share of the questions (all pairs of a
+ * question on one side) and reporting accuracy on them. `initialLoss` is ln 2, the loss of a model
+ * that
+ * scores every step alike. Writes nothing: call `prm.save`.
+ */
 export async function trainPrm(pairs: readonly PrmPairRecord[], opts: PrmTrainOptions = {}, onEpoch?: (epoch: number, loss: number) => void): Promise<{ prm: TrainedPRM; heldOut: PrmPairRecord[]; initialLoss: number }> {
   const embedderSpec = opts.embedder ?? 'hash:512';
   const embedder = await createEmbedder(embedderSpec);

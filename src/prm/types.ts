@@ -13,7 +13,13 @@ export interface Candidate {
   raw: string;
 }
 
+/**
+ * A process reward model: scores candidate next actions in a state, higher is better. Used for
+ * PRM-guided
+ * selection, the env service's step rewards and RFT's filter. Add your own kind with `registerPrm`.
+ */
 export interface PRM {
   readonly name: string;
+  /** One score per candidate, in order. Scales differ between PRMs: compare scores within one call only. */
   score(state: State, candidates: readonly Candidate[]): Promise<number[]>;
 }

@@ -30,13 +30,19 @@ import { judgePairs, type JudgeCounts, type PairSource, QRuleJudge, type Sibling
 import { readTrees, saveTree, type SavedTree } from './tree.js';
 import { bottomUpTreeValues, type ValueLabel } from './values.js';
 
+/**
+ * Annotation methods: MCTS valued by SPRE rollouts or a judge (ReasonRAG), MCTS with PUCT (ProRAG), or
+ * per-step candidate ranking (RAG-Gym).
+ */
 export const ANNOTATE_METHODS = ['mcts-spre', 'mcts-judge', 'mcts-puct', 'rank'] as const;
+/** One of {@link ANNOTATE_METHODS}. */
 export type AnnotateMethod = (typeof ANNOTATE_METHODS)[number];
 
 export const OUTPUT_FILES = ['trees.jsonl', 'pairs.jsonl', 'trl_preference.jsonl', 'trl_sft.jsonl', 'trl_stepwise.jsonl', 'prm_pairs.jsonl', 'stats.json'] as const;
 /** Written beside them when a judge made the pairs: one line per judged node (its verdict, raw text of unreadable replies). */
 export const JUDGE_LOG_FILE = 'judge_log.jsonl';
 
+/** Options of {@link annotate}. */
 export interface AnnotateOptions {
   method: AnnotateMethod;
   outDir: string;
@@ -61,6 +67,7 @@ export interface AnnotateOptions {
   labelThreshold?: number;
   /** Settings recorded in annotate.json and checked on resume. */
   config: Record<string, unknown>;
+  /** Current LLM usage totals (e.g. a MeteredLLM's `totals`), shown on the progress line. */
   usage?: () => UsageTotals;
   quiet?: boolean;
 }
@@ -84,6 +91,10 @@ class CountingPolicy implements Policy {
   }
 }
 
+/**
+ * Annotates one question with the chosen method and returns its tree, ready for `trees.jsonl`. Writes
+ * nothing; the same seed and cached model calls give the same tree.
+ */
 export async function annotateQuestion(opts: Pick<AnnotateOptions, 'method' | 'env' | 'policy' | 'mcts' | 'rank'>, question: Question, seed: number): Promise<SavedTree> {
   const root = opts.env.reset(question);
   const info = { id: question.id, question, method: opts.method, agent: opts.policy.protocol.name, policy: opts.policy.name, seed };
@@ -97,12 +108,19 @@ export async function annotateQuestion(opts: Pick<AnnotateOptions, 'method' | 'e
   return saveTree(tree, { ...info, iterations: mcts.stats.iterations, kept: tree.root.answered, meta: { expansions: mcts.stats.expansions, policyCalls: mcts.stats.policyCalls } });
 }
 
+/** What {@link annotate} did: questions annotated now, questions already in `trees.jsonl`, and the statistics of the whole annotation. */
 export interface AnnotateResult {
   annotated: number;
   skipped: number;
   stats: AnnotationStats;
 }
 
+/**
+ * `ragtrail annotate` as a function: annotates every question not yet in `OUTDIR/trees.jsonl`
+ * (`concurrency` at a time, each appended as it finishes), then rewrites the derived files (pairs, TRL
+ * preference/SFT/stepwise data, PRM pairs, stats.json) in dataset order. Locks `outDir` while it runs
+ * and refuses to resume with settings that differ from `annotate.json`.
+ */
 export async function annotate(opts: AnnotateOptions): Promise<AnnotateResult> {
   mkdirSync(opts.outDir, { recursive: true });
   const lock = DirLock.acquire(join(opts.outDir, '.lock'), `annotation folder ${opts.outDir}`);

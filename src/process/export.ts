@@ -22,12 +22,17 @@ import { formatDocs } from '../agents/protocol.js';
 import type { Pair } from './mine.js';
 import { type SavedNode, type SavedTree, stateAt } from './tree.js';
 
+/**
+ * One line of `trl_preference.jsonl`, TRL's conversational preference format (DPO): the prompt at the
+ * branching state and the two sibling steps as assistant turns.
+ */
 export interface PreferenceExample {
   prompt: Message[];
   chosen: Message[];
   rejected: Message[];
 }
 
+/** The preference example of a mined pair: the protocol's prompt at the pair's parent state, the chosen and the rejected step's text. */
 export function preferenceExample(tree: SavedTree, pair: Pair): PreferenceExample {
   const protocol = getProtocol(tree.agent);
   const state = stateAt(tree, pair.parent);
@@ -57,6 +62,12 @@ export function bestPath(tree: SavedTree): SavedNode[] {
   return path;
 }
 
+/**
+ * SFT examples (TRL conversational format) along the tree's best path: one per step whose Q is at
+ * least
+ * `threshold` (default 0.5); ranking trees give every executed step of a kept trajectory and nothing
+ * otherwise.
+ */
 export function sftExamples(tree: SavedTree, threshold = 0.5): { messages: Message[] }[] {
   if (tree.method === 'rank' && !tree.kept) return [];
   const protocol = getProtocol(tree.agent);

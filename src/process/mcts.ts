@@ -31,6 +31,7 @@ import { judgeValue, type OutcomeScore, rollout, seedFor, spre } from './values.
 export type PriorMode = 'length-normalised' | 'sequence' | 'uniform';
 export const PRIOR_MODES: readonly PriorMode[] = ['length-normalised', 'sequence', 'uniform'];
 
+/** Settings of {@link Mcts}; start from {@link UCT_DEFAULTS} or {@link PUCT_DEFAULTS} and override. */
 export interface MctsOptions {
   flavour: 'uct' | 'puct';
   /** Iterations (simulations). ReasonRAG's code: 7; ProRAG: 200. */
@@ -63,11 +64,19 @@ export interface MctsOptions {
   outcome?: OutcomeScore;
 }
 
+/**
+ * ReasonRAG's settings (App. A): UCT with c = 1.414, 7 simulations, 2 children per node, SPRE values
+ * from 4 rollouts with α = 0.9; 4 leaves per round.
+ */
 export const UCT_DEFAULTS: MctsOptions = {
   flavour: 'uct', simulations: 7, maxChildren: 2, maxDepth: 10, c: 1.414, value: 'spre', rollouts: 4, alpha: 0.9,
   gamma: 0.99, reward: 'f1', temperature: 1, rolloutTemperature: 1, batch: 4, seed: 0, prior: 'length-normalised',
 };
 
+/**
+ * ProRAG's settings (§3.2): PUCT with c = 2.5, 200 simulations, 5 children sampled at T = 0.9, the
+ * simulation's F1 backed up with γ = 0.99 per step.
+ */
 export const PUCT_DEFAULTS: MctsOptions = {
   ...UCT_DEFAULTS, flavour: 'puct', simulations: 200, maxChildren: 5, c: 2.5, temperature: 0.9, rolloutTemperature: 0.9,
 };
@@ -112,6 +121,7 @@ function argmax<T>(items: readonly T[], score: (t: T) => number): T | undefined 
   return best;
 }
 
+/** Counts of one search: iterations run, nodes expanded and policy calls made. */
 export interface MctsStats {
   iterations: number;
   expansions: number;
@@ -135,6 +145,12 @@ export function priorsOf(moves: readonly Move[], mode: PriorMode = 'length-norma
   return w.map((x) => x / z);
 }
 
+/**
+ * Monte Carlo tree search over agent steps from `root`, in ReasonRAG's UCT or ProRAG's PUCT flavour
+ * (see
+ * the module header). Each sample is seeded from (seed, node, attempt), so a re-run rebuilds the same
+ * tree.
+ */
 export class Mcts {
   readonly tree: Tree;
   readonly stats: MctsStats = { iterations: 0, expansions: 0, policyCalls: 0 };
@@ -265,6 +281,10 @@ export class Mcts {
     backup(path, value, this.opts.flavour === 'puct' ? this.opts.gamma : 1);
   }
 
+  /**
+   * Runs up to `simulations` iterations, `batch` leaves per round evaluated concurrently with virtual
+   * losses, and returns the tree. A UCT search stops early when no node is left to expand.
+   */
   async run(): Promise<Tree> {
     const o = this.opts;
     while (this.stats.iterations < o.simulations) {

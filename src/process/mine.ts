@@ -9,6 +9,10 @@
 import type { Action } from '../core/trajectory.js';
 import { actionLetter, type SavedNode, type SavedTree, sameAction } from './tree.js';
 
+/**
+ * One side of a preference pair: the tree node, its step, the step's type letter (A answer, Q query,
+ * E evidence, X invalid) and its MCTS statistics.
+ */
 export interface PairSide {
   node: number;
   action: Action;
@@ -20,6 +24,7 @@ export interface PairSide {
   value?: number;
 }
 
+/** A preference pair of sibling steps that branch from the same node (SPEC §5): one line of `pairs.jsonl`. */
 export interface Pair {
   /** `${questionId}:${parent}:${chosen}:${rejected}` */
   id: string;
@@ -36,6 +41,7 @@ export interface Pair {
   judge?: { name: string; reason?: string };
 }
 
+/** Options of {@link minePairs}. */
 export interface MineOptions {
   /** Smallest |ΔQ| kept (0.01). */
   minGap: number;
@@ -53,6 +59,13 @@ function distinct(a: SavedNode, b: SavedNode): boolean {
   return a.step!.raw.trim() !== b.step!.raw.trim() && !sameAction(a.step!.action, b.step!.action);
 }
 
+/**
+ * Preference pairs of one tree, sorted by node ids. Search trees: every two distinct live siblings
+ * whose
+ * labels differ by at least `minGap`, the higher preferred. Ranking trees (kept ones only): the best
+ * candidate against each with reward 1/(1+rank) below 0.5. Pairs whose preferred step is invalid are
+ * dropped.
+ */
 export function minePairs(tree: SavedTree, opts: MineOptions = { minGap: 0.01 }): Pair[] {
   const byParent = new Map<number, SavedNode[]>();
   for (const n of tree.nodes) {

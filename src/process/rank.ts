@@ -16,6 +16,7 @@ import { describeProcess, rollout, seedFor } from './values.js';
 
 export type RankSource = 'judge' | 'rollout' | 'random';
 
+/** Settings of {@link annotateByRanking}; defaults in `RANK_DEFAULTS` (10 candidates at T = 1, judge ranking, EM correctness). */
 export interface RankOptions {
   /** Candidates per step (10). */
   candidates: number;
@@ -71,6 +72,7 @@ export function parseRanking(text: string, count: number): { order: number[]; ma
   return { order, malformed };
 }
 
+/** One question annotated by ranking: the tree of every step's candidates and whether the trajectory is kept. */
 export interface RankResult {
   tree: Tree;
   /** The final answer is correct, so the trajectory is kept. */
@@ -80,6 +82,12 @@ export interface RankResult {
   malformedRankings: number;
 }
 
+/**
+ * RAG-Gym's process annotation by ranking (§3, App. F): at each step sample `candidates` actions, rank
+ * the distinct ones (judge, rollouts or random), execute the best, until an answer or maxTurns + 2
+ * steps.
+ * Each candidate's rank is stored in the tree; `kept` says whether the final answer is correct.
+ */
 export async function annotateByRanking(env: RagEnv, policy: Policy, root: State, opts: RankOptions): Promise<RankResult> {
   const tree = new Tree(root);
   let node: TreeNode = tree.root;

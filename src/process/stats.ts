@@ -15,6 +15,7 @@ export interface Summary {
   max: number;
 }
 
+/** Statistics of an annotation in the manner of ReasonRAG's Table 1 (RAG-ProGuide): written as `stats.json`. */
 export interface AnnotationStats {
   method: string;
   questions: number;
@@ -50,6 +51,11 @@ export function summary(xs: readonly number[]): Summary {
 
 const BINS = [0.01, 0.05, 0.1, 0.2, 0.4, 0.7, 1, Infinity];
 
+/**
+ * Computes {@link AnnotationStats} from the trees and their mined pairs; with `gold` (the gold step of
+ * a
+ * state, where the data has a plan), also how often the preferred side is the gold step.
+ */
 export function annotationStats(trees: readonly SavedTree[], pairs: readonly Pair[], gold?: (state: State) => Action | undefined): AnnotationStats {
   const count = (xs: string[]) => xs.reduce<Record<string, number>>((m, x) => ((m[x] = (m[x] ?? 0) + 1), m), { A: 0, Q: 0, E: 0 });
   const texts = pairs.flatMap((p) => [p.chosen.raw, p.rejected.raw]);

@@ -12,6 +12,10 @@ import type { Question } from '../core/types.js';
 import type { Action, ActionType, Step } from '../core/trajectory.js';
 import type { State } from '../env/env.js';
 
+/**
+ * A node of a search tree: the state reached by one step from its parent, with MCTS statistics (N, W,
+ * Q = W/N; ReasonRAG App. A). Mutated in place by the search.
+ */
 export interface TreeNode {
   id: number;
   parent: number;
@@ -44,6 +48,7 @@ export function q(node: Pick<TreeNode, 'N' | 'W'>): number {
   return node.N > 0 ? node.W / node.N : 0;
 }
 
+/** A search tree over agent steps, rooted at an episode's first state; node ids are indices into `nodes`. */
 export class Tree {
   readonly nodes: TreeNode[] = [];
 
@@ -55,6 +60,11 @@ export class Tree {
     return this.nodes[0]!;
   }
 
+  /**
+   * Adds a child of `parent` holding `state`, whose last step is the one that led there; `extra`
+   * overrides
+   * the fresh node's fields (prior, value, …). Terminal states start as answered.
+   */
   add(parent: TreeNode, state: State, extra: Partial<TreeNode> = {}): TreeNode {
     const step = state.steps[state.steps.length - 1];
     const node: TreeNode = {
@@ -79,6 +89,7 @@ export class Tree {
     return node;
   }
 
+  /** The node's children, in the order they were added. */
   children(node: TreeNode): TreeNode[] {
     return node.children.map((id) => this.nodes[id]!);
   }
@@ -118,6 +129,11 @@ export interface SavedNode {
   rank?: number;
 }
 
+/**
+ * One line of `trees.jsonl`: a question's annotated tree with how it was built. Prompts and timings
+ * are
+ * left out, so the same seed gives byte-identical files; `stateAt` rebuilds any node's state.
+ */
 export interface SavedTree {
   /** The question id. */
   id: string;

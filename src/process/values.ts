@@ -14,6 +14,7 @@ import type { LLM } from '../llm/types.js';
 import { Rng } from '../core/rng.js';
 import type { SavedTree } from './tree.js';
 
+/** A simulated completion of an episode from some state (SPRE values, rollout ranking, PUCT simulation). */
 export interface Rollout {
   prediction: string;
   /** Total steps of the completed trajectory (from the root). */

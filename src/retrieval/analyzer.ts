@@ -17,7 +17,9 @@ export const ENGLISH_STOP_WORDS: ReadonlySet<string> = new Set([
   'such', 'that', 'the', 'their', 'then', 'there', 'these', 'they', 'this', 'to', 'was', 'will', 'with',
 ]);
 
+/** Options of an {@link Analyzer}. */
 export interface AnalyzerOptions {
+  /** Lowercase words dropped from the terms (default: Lucene's 33 English stop words, `ENGLISH_STOP_WORDS`). */
   stopWords?: ReadonlySet<string>;
   /** Porter stemming (default true). */
   stem?: boolean;
@@ -31,6 +33,12 @@ function isWordCode(c: number): boolean {
   return NON_ASCII_WORD.test(String.fromCharCode(c));
 }
 
+/**
+ * Text → index terms as Lucene's EnglishAnalyzer makes them (word runs, possessives dropped,
+ * lowercase,
+ * stop words removed, Porter stems), so BM25 scores match Pyserini's English indexes closely. Memoises
+ * terms.
+ */
 export class Analyzer {
   private readonly stopWords: ReadonlySet<string>;
   private readonly stem: boolean;

@@ -8,6 +8,12 @@ import { fetchJson, type RetryOptions } from '../core/http.js';
 import { splitContents } from '../corpus/corpus.js';
 import type { Hit, Retriever } from './types.js';
 
+/**
+ * A retriever backed by a server speaking Search-R1's `/retrieve` protocol (ragtrail
+ * `serve-retriever`,
+ * Search-R1's or FlashRAG's retrieval server). `/retrieve` is appended to the location unless present;
+ * `opts.token` is sent as a bearer token; transient failures are retried (core/http.ts).
+ */
 export class HttpRetriever implements Retriever {
   readonly name: string;
   private readonly url: string;
@@ -20,6 +26,7 @@ export class HttpRetriever implements Retriever {
     this.name = `http(${this.url})`;
   }
 
+  /** One-query {@link HttpRetriever.searchBatch}. */
   async search(query: string, k: number): Promise<Hit[]> {
     return (await this.searchBatch([query], k))[0]!;
   }

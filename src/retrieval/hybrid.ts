@@ -22,6 +22,10 @@ export function reciprocalRankFusion(rankings: readonly Hit[][], k = RRF_K): Hit
   return [...fused.values()].sort((a, b) => b.score - a.score || a.first - b.first).map(({ hit, score }) => ({ ...hit, score }));
 }
 
+/**
+ * Hybrid search: fuses the rankings of several retrievers by reciprocal rank (`opts.k`, default 60),
+ * taking the top `opts.depth` (default 100, at least k) of each. RAG-Gym's BM25 + dense setup.
+ */
 export class RrfRetriever implements Retriever {
   readonly name: string;
 
@@ -32,6 +36,7 @@ export class RrfRetriever implements Retriever {
     this.name = `rrf(k=${opts.k ?? RRF_K}; ${retrievers.map((r) => r.name).join(' + ')})`;
   }
 
+  /** One-query {@link RrfRetriever.searchBatch}; scores are the fused RRF scores. */
   async search(query: string, k: number): Promise<Hit[]> {
     return (await this.searchBatch([query], k))[0]!;
   }
@@ -42,6 +47,7 @@ export class RrfRetriever implements Retriever {
     return queries.map((_, qi) => reciprocalRankFusion(lists.map((l) => l[qi]!), this.opts.k).slice(0, k));
   }
 
+  /** Closes every fused retriever. */
   async close(): Promise<void> {
     for (const r of this.retrievers) await r.close?.();
   }

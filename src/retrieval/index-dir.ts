@@ -32,6 +32,7 @@ import type { Retriever } from './types.js';
 
 export const INDEX_FORMAT_VERSION = 1;
 
+/** `DIR/index.json` of an index folder: the corpus it was built from and the parts built over it. */
 export interface IndexManifest {
   format: 'ragtrail-index';
   version: number;
@@ -46,7 +47,9 @@ export interface IndexManifest {
   dense?: DenseMeta;
 }
 
+/** Options of {@link buildIndex}. */
 export interface IndexBuildOptions {
+  /** Build the BM25 part (default: true unless an embedder is given). */
   bm25?: boolean;
   bm25Options?: Bm25BuildOptions;
   /** Embedder for the dense part; omit for BM25 only. */
@@ -57,6 +60,7 @@ export interface IndexBuildOptions {
   force?: boolean;
   /** Skip corpus lines that are not UTF-8 or do not parse, and repeated passage ids, instead of failing (each reported to `onInvalid`). */
   skipInvalid?: boolean;
+  /** Called for each corpus record skipped under `skipInvalid`. */
   onInvalid?: (e: InputError) => void;
 }
 
@@ -67,6 +71,7 @@ function corpusStat(path: string): { size: number; mtimeMs: number } {
 
 const manifestPath = (dir: string) => join(dir, 'index.json');
 
+/** The manifest of the index folder `dir`; throws an InputError when it is not a ragtrail index or has an unsupported format version. */
 export function readManifest(dir: string): IndexManifest {
   const path = manifestPath(dir);
   if (!existsSync(path)) throw new InputError(`${dir}: not a ragtrail index (no index.json)`, 'build one with `ragtrail index build --corpus C --out DIR`');
@@ -105,6 +110,13 @@ async function* storedPassages(dir: string, from: number): AsyncGenerator<Passag
   }
 }
 
+/**
+ * Builds (or completes) the index folder `dir` over the corpus file: document store and BM25 in one
+ * pass, then the dense part when `opts.embedder` is set. Finished parts are kept, so re-running adds
+ * what is missing and resumes an interrupted embedding; the first pass is built aside and moved in
+ * when complete. Throws an InputError when `dir` holds an index of another or a changed corpus (unless
+ * `force`).
+ */
 export async function buildIndex(corpusPath: string, dir: string, opts: IndexBuildOptions): Promise<IndexManifest> {
   const wantBm25 = opts.bm25 ?? !opts.embedder;
   let manifest: IndexManifest | undefined;
@@ -170,8 +182,10 @@ export async function buildIndex(corpusPath: string, dir: string, opts: IndexBui
   return manifest;
 }
 
+/** Which part of an index a retriever searches; `hybrid` fuses BM25 and dense by reciprocal rank. */
 export type SearchMethod = 'bm25' | 'dense' | 'hybrid';
 
+/** Options of {@link openRetriever}; those not relevant to the location's kind are ignored. */
 export interface OpenRetrieverOptions {
   /** Default: bm25 when the index has it, else dense. */
   method?: SearchMethod;

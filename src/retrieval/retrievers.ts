@@ -12,6 +12,7 @@ function toHits(store: DocStore, docs: ScoredDoc[]): Hit[] {
   });
 }
 
+/** BM25 over an index folder's inverted index, with passages read from its document store. */
 export class Bm25Retriever implements Retriever {
   readonly name: string;
 
@@ -27,6 +28,7 @@ export class Bm25Retriever implements Retriever {
     return toHits(this.store, this.index.searchDocs(query, k));
   }
 
+  /** {@link Bm25Retriever.searchSync}, as a promise; scores are BM25 scores. */
   async search(query: string, k: number): Promise<Hit[]> {
     return this.searchSync(query, k);
   }
@@ -36,6 +38,10 @@ export class Bm25Retriever implements Retriever {
   }
 }
 
+/**
+ * Dense search over an index folder: embeds queries (with the index's query prefix) and searches the
+ * vectors exactly (flat) or approximately (HNSW); scores are inner products of unit vectors.
+ */
 export class DenseRetriever implements Retriever {
   readonly name: string;
 
@@ -47,6 +53,7 @@ export class DenseRetriever implements Retriever {
     this.name = `dense(${embedder.spec}${embedder.lexical ? ', lexical' : ''}, ${index.mode}${index.quantizationName === 'none' ? '' : ' ' + index.quantizationName})`;
   }
 
+  /** One-query {@link DenseRetriever.searchBatch}. */
   async search(query: string, k: number): Promise<Hit[]> {
     return (await this.searchBatch([query], k))[0]!;
   }
@@ -57,6 +64,7 @@ export class DenseRetriever implements Retriever {
     return this.index.searchBatch(vectors, k).map((docs) => toHits(this.store, docs));
   }
 
+  /** Closes the embedder and the vector index. */
   async close(): Promise<void> {
     await this.embedder.close?.();
     this.index.close();

@@ -39,6 +39,7 @@ export const DEFAULT_RETRIEVAL_LIMITS: RetrievalLimits = {
   maxBodyBytes: 4 << 20,
 };
 
+/** Options of {@link createRetrievalServer}; unset limits take their defaults (`DEFAULT_RETRIEVAL_LIMITS`). */
 export interface RetrievalServerOptions extends Partial<RetrievalLimits> {
   /** Required (see core/http-server.ts `authorise`) when set. */
   token?: string;
@@ -105,6 +106,11 @@ export async function searchSliced(retriever: Retriever, queries: readonly strin
   return out;
 }
 
+/**
+ * An HTTP server (not yet listening) answering Search-R1's `POST /retrieve` {queries, topk,
+ * return_scores}
+ * and `GET /health` over `retriever`. Requests over a limit get 413, a missing or wrong token 401.
+ */
 export function createRetrievalServer(retriever: Retriever, opts: RetrievalServerOptions = {}): Server {
   const limits: RetrievalLimits = { ...DEFAULT_RETRIEVAL_LIMITS };
   for (const key of Object.keys(DEFAULT_RETRIEVAL_LIMITS) as (keyof RetrievalLimits)[]) if (opts[key] !== undefined) limits[key] = opts[key]!;

@@ -14,12 +14,14 @@ import type { Judge } from './judge.js';
 import type { ComposedScheme } from './schemes.js';
 import type { RewardContext } from './types.js';
 
+/** One line of a rewards file: the question id with the scheme's total and components. */
 export interface RewardRecord {
   id: string;
   total: number;
   components: Record<string, number>;
 }
 
+/** What reward schemes may need beyond the trajectory: an embedder, a judge, and questions for supporting ids. */
 export interface ApplyOptions {
   embedder?: Embedder;
   judge?: Judge;
@@ -61,6 +63,7 @@ export function contextFor(t: Trajectory, opts: ApplyOptions): RewardContext {
   };
 }
 
+/** Scores each trajectory with the scheme, one after another; records come back in input order. */
 export async function applyRewards(trajectories: readonly Trajectory[], scheme: ComposedScheme, opts: ApplyOptions = {}): Promise<RewardRecord[]> {
   const out: RewardRecord[] = [];
   for (const t of trajectories) {
@@ -70,6 +73,7 @@ export async function applyRewards(trajectories: readonly Trajectory[], scheme: 
   return out;
 }
 
+/** Writes the records to `path` as JSON Lines, replacing the file. */
 export function writeRewards(path: string, records: readonly RewardRecord[]): void {
   writeFileSync(path, records.map((r) => JSON.stringify(r)).join('\n') + (records.length ? '\n' : ''));
 }

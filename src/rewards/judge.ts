@@ -5,6 +5,7 @@
  */
 import type { LLM } from '../llm/types.js';
 
+/** A judge's decision on one answer, with the model's raw reply. */
 export interface Verdict {
   correct: boolean;
   /** The reply had no YES/NO. */
@@ -21,11 +22,16 @@ export function parseVerdict(text: string): { correct: boolean; malformed: boole
   return m ? { correct: m[1]!.toLowerCase() === 'yes', malformed: false } : { correct: false, malformed: true };
 }
 
+/**
+ * LLM-as-judge (SPEC §3): asks the model whether a prediction means the same as a gold answer (YES/NO
+ * at temperature 0). `malformed` counts replies with neither word; those count as NO.
+ */
 export class Judge {
   malformed = 0;
 
   constructor(readonly llm: LLM) {}
 
+  /** One model call (none for an empty prediction, which is wrong); the first "yes" or "no" in the reply decides. */
   async verdict(question: string, gold: readonly string[], prediction: string): Promise<Verdict> {
     if (prediction.trim() === '') return { correct: false, malformed: false, raw: '' };
     const res = await this.llm.generate({ messages: [{ role: 'user', content: judgePrompt(question, gold, prediction) }], temperature: 0, maxTokens: 4 });

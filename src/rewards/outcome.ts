@@ -7,9 +7,14 @@ import type { Trajectory } from '../core/trajectory.js';
 import { answerScores } from '../core/metrics.js';
 import type { RewardContext } from './types.js';
 
+/** How an answer counts as correct: exact match, cover match (Acc), F1 at a threshold, or an LLM judge. */
 export type CorrectnessRule = 'em' | 'acc' | 'f1' | 'judge';
 export const CORRECTNESS_RULES: readonly CorrectnessRule[] = ['em', 'acc', 'f1', 'judge'];
 
+/**
+ * One answer metric (SQuAD/HotpotQA-style EM, F1, or FlashRAG's cover-match Acc) of the prediction
+ * against the gold answers, maximised over them; in [0, 1].
+ */
 export function metricOf(t: Pick<Trajectory, 'prediction' | 'answers'>, metric: 'em' | 'f1' | 'acc'): number {
   return answerScores(t.prediction, t.answers)[metric];
 }

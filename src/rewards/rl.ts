@@ -124,6 +124,10 @@ export function grpoTokenLoss(
 
 // ----------------------------------------------------------------- ProRAG dual-granularity advantage
 
+/**
+ * One trajectory of a GRPO group for {@link dualGranularityAdvantages}: its outcome reward, one reward
+ * per step, and the step each token belongs to.
+ */
 export interface DualSample {
   /** Outcome reward of the whole trajectory. */
   outcome: number;
@@ -133,6 +137,7 @@ export interface DualSample {
   tokenSteps: readonly number[];
 }
 
+/** Per-token advantages of one trajectory and the loss mask (0 for environment tokens, whose advantage is 0). */
 export interface DualAdvantage {
   advantages: number[];
   mask: number[];

@@ -246,6 +246,10 @@ export interface ComposedScheme {
   expression: string;
   terms: { weight: number; scheme: RewardScheme; options: Record<string, OptionValue> }[];
   components: string[];
+  /**
+   * Σ weight · total over the terms. Components are named as the scheme names them when there is one
+   * term, else `scheme.component`.
+   */
   compute(ctx: RewardContext): Promise<RewardResult>;
 }
 

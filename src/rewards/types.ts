@@ -9,6 +9,11 @@ import type { AgentName } from '../agents/protocol.js';
 import type { EpisodeText } from './episode.js';
 import type { Judge } from './judge.js';
 
+/**
+ * What a reward scheme may read: the trajectory, plus what some schemes need beyond it (supporting
+ * ids,
+ * an embedder, a judge, the episode's raw text).
+ */
 export interface RewardContext {
   trajectory: Trajectory;
   /** Ids of the passages that support the answer (from the trajectory's meta or a dataset). */
@@ -21,13 +26,20 @@ export interface RewardContext {
   episode?: EpisodeText;
 }
 
+/** A scheme's reward: the scalar `total` and the named parts it was made of (as listed in the scheme's `components`). */
 export interface RewardResult {
   total: number;
   components: Record<string, number>;
 }
 
+/** A scheme option's value; `--option k=v` text is read as a boolean, a number, or else a string. */
 export type OptionValue = number | string | boolean;
 
+/**
+ * A named reward over a trajectory, as in the papers (SPEC §4). Built-ins are in `SCHEMES`; add your
+ * own
+ * with `registerRewardScheme`, then use it in `--scheme`, alone or in a weighted sum.
+ */
 export interface RewardScheme {
   name: string;
   description: string;
@@ -37,5 +49,9 @@ export interface RewardScheme {
   defaults: Record<string, OptionValue>;
   /** The protocol whose parser reads an episode text for this scheme (default mode). */
   protocol?: AgentName;
+  /**
+   * The reward of `ctx.trajectory` under `options` (the scheme's defaults with any overrides applied).
+   * Should be a pure function of its inputs; throw an InputError when it needs something `ctx` lacks.
+   */
   compute(ctx: RewardContext, options: Record<string, OptionValue>): Promise<RewardResult> | RewardResult;
 }

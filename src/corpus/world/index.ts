@@ -19,6 +19,7 @@ export type { Entity, EntityType, Graph } from './graph.js';
 /** Bumped whenever the generator's output for a given seed changes. */
 export const WORLD_VERSION = 1;
 
+/** What {@link generateWorld} builds: the same seed and sizes always give the same world. */
 export interface WorldOptions {
   seed: number | string;
   entities: number;
@@ -42,6 +43,7 @@ export interface WorldStats {
   sharedTitles: number;
 }
 
+/** A generated world: its knowledge graph, the passages describing it, questions over it, and counts of each. */
 export interface World {
   graph: Graph;
   passages: Passage[];
@@ -62,6 +64,10 @@ function countBy<T>(items: readonly T[], key: (t: T) => string): Record<string, 
   return out;
 }
 
+/**
+ * Generates the knowledge graph, its passages and its questions, each from its own stream derived from
+ * `opts.seed`; pure (nothing is written, see {@link writeWorld}).
+ */
 export function generateWorld(opts: WorldOptions): World {
   const graph = generateGraph(opts.seed, opts.entities);
   const { passages, factPassage } = renderWorld(graph, Rng.derive(opts.seed, 'passages'));

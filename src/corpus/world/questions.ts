@@ -8,6 +8,7 @@ import type { DecompositionStep, Question } from '../../core/types.js';
 import type { Rng } from '../../core/rng.js';
 import { type Entity, type EntityType, type Graph, isUniqueName, nationalityOf } from './graph.js';
 
+/** The four question families of 2WikiMultihopQA that the synthetic world generates. */
 export const QUESTION_TYPES = ['single-hop', 'compositional', 'comparison', 'bridge-comparison'] as const;
 export type WorldQuestionType = (typeof QUESTION_TYPES)[number];
 

@@ -39,9 +39,11 @@ export type EpisodeScorer = (trajectory: Trajectory) => Promise<{ total: number;
 
 /** The process reward of a step: any PRM (prm/types.ts) has this shape. */
 export interface StepScorer {
+  /** One score per candidate action in `state`, in the candidates' order. */
   score(state: State, candidates: readonly { action: Action; raw: string }[]): Promise<number[]>;
 }
 
+/** What an {@link EnvService} serves: the environment, the protocol that parses raw actions, the questions, and the rewards. */
 export interface EnvServiceOptions {
   env: RagEnv;
   protocol: Protocol;
@@ -101,6 +103,12 @@ export const FORCED_NOTE = 'No searches or turns are left: give the final answer
 
 const ACTION_HELP = 'an action is {"tool": "search", "query": "..."}, {"tool": "answer", "text": "..."}, {"tool": "extract", "evidence": "..."} or {"raw": "<the protocol\'s text>"}';
 
+/**
+ * The environment as a session service, independent of transport ({@link createEnvServer} puts it on
+ * HTTP and WebSocket): sessions by episode id, typed or raw-text actions, the PRM's process reward on
+ * each step and the outcome reward on the last. Idle sessions are closed by an unref'd timer that
+ * `dispose()` stops.
+ */
 export class EnvService {
   private readonly sessions = new Map<string, Session>();
   private readonly byId: Map<string, Question>;
@@ -189,6 +197,12 @@ export class EnvService {
     }
   }
 
+  /**
+   * Opens a session (id: `data.episode_id`, else a fresh UUID) on the question `data` names (question_id
+   * or id, the question's text, or index), else one drawn by `data.seed`, else the next in turn. First
+   * closes idle sessions (and the least recently used one when at `maxSessions`). Throws an HTTP 422
+   * error on a bad episode_id, seed or question reference.
+   */
   reset(data: Record<string, unknown> = {}): { id: string; result: StepPayload } {
     const epId = data['episode_id'];
     if (epId !== undefined && epId !== null && (typeof epId !== 'string' || epId.length === 0 || epId.length > 255)) throw new HttpError(422, '"episode_id" must be a string of 1 to 255 characters');
@@ -229,6 +243,15 @@ export class EnvService {
     };
   }
 
+  /**
+   * Reads an action in any accepted form (`{tool, …}`, MCP `{tool_name, arguments}`, or `{raw}` parsed
+   * by
+   * the protocol or by `parseRaw`). Typed actions get the protocol's text for the trace; raw text that
+   * does
+   * not parse is an `invalid` action with its `formatError`. Throws an HTTP 422 error for an unknown
+   * form
+   * and 413 for text longer than `maxActionChars`.
+   */
   parseAction(raw: unknown, state: State, parseRaw?: (text: string) => Action): { action: Action; raw: string; formatError?: string } {
     if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new HttpError(422, ACTION_HELP);
     const a = raw as Record<string, unknown>;
@@ -359,10 +382,12 @@ export class EnvService {
     };
   }
 
+  /** Whether a session with this episode id is open. */
   has(id: string): boolean {
     return this.sessions.has(id);
   }
 
+  /** Ends the session `id` without scoring it (a no-op when none is open). */
   close(id: string): void {
     this.sessions.delete(id);
   }

@@ -30,8 +30,11 @@ import { AUTH_HELP, authorise, HttpError, listen, parseJsonObject, readBody, sen
 import { ENV_SCHEMA, type EnvService, FORCED_NOTE, type StepPayload } from './env-service.js';
 import { INVALID_FEEDBACK, informationBlock, parsePrediction } from './search-r1-wire.js';
 
+/** Options of {@link createEnvServer}. */
 export interface EnvServerOptions {
+  /** Token every request except GET /health must carry (header, `?token=` or `/t/TOKEN/` prefix); unset: no authentication. */
   token?: string;
+  /** Largest request body and WebSocket message, in bytes (default 4 MiB); a larger HTTP body gets 413. */
   maxBodyBytes?: number;
   /** WebSocket sessions at once (OpenEnv's max_concurrent_envs; default 256). */
   maxWsSessions?: number;
@@ -39,11 +42,17 @@ export interface EnvServerOptions {
   maxTrajectories?: number;
   /** verl-tool trajectories whose extra_fields name no question get the next question in turn (off: refused with 422). */
   roundRobin?: boolean;
+  /** Name reported by GET /metadata (default "ragtrail"). */
   name?: string;
+  /** Called after each HTTP request with its method, path (token stripped), status and duration in ms, e.g. for an access log. */
   onRequest?: (info: { method: string; path: string; status: number; ms: number }) => void;
 }
 
-export type EnvServer = Server & { websockets(): Iterable<WebSocket> };
+/** The HTTP server of {@link createEnvServer}, with access to its open WebSocket connections. */
+export type EnvServer = Server & {
+  /** The open `/ws` connections (e.g. to close them on shutdown). */
+  websockets(): Iterable<WebSocket>;
+};
 
 const DEFAULT_SESSION = 'default';
 const DEFAULT_MAX_TRAJECTORIES = 4096;
@@ -176,6 +185,10 @@ function attachWebSocket(server: Server, service: EnvService, opts: EnvServerOpt
   return wss;
 }
 
+/**
+ * An HTTP server (not yet listening) speaking OpenEnv (HTTP and the `/ws` WebSocket) and verl-tool's
+ * `/get_observation` over `service`. Closing it closes the WebSocket server too.
+ */
 export function createEnvServer(service: EnvService, opts: EnvServerOptions = {}): EnvServer {
   const maxBody = opts.maxBodyBytes ?? 4 << 20;
   const server = createServer(async (req, res) => {

@@ -20,6 +20,10 @@ import { gymFeatureNames, gymFeatures } from './features.js';
 
 export const GYM_FORMAT_VERSION = 1;
 
+/**
+ * A gym policy file (`ragtrail train --policy-out`): the protocol it was trained for, its feature
+ * names, the score model's weights and the training log.
+ */
 export interface SavedGymPolicy {
   format: 'ragtrail-gym-policy';
   version: number;
@@ -54,6 +58,11 @@ export function logSoftmax(scores: readonly number[], tau = 1): number[] {
   return z.map((x) => x - lse);
 }
 
+/**
+ * The trained gym policy (non-LLM): a softmax over the generated candidate actions of a state,
+ * π(a|s) ∝ exp(r(φ(s, a)) / τ), with r a linear or small MLP score of the features. Writes its actions
+ * in the protocol's text; `--policy gym[:FILE]` builds one.
+ */
 export class GymPolicy implements Policy {
   readonly kind = 'gym';
   readonly name: string;
@@ -75,6 +84,12 @@ export class GymPolicy implements Policy {
     return new GymPolicy(model, protocol);
   }
 
+  /**
+   * Reads a file written by {@link GymPolicy.save}, for `protocol` (default: the one it was trained
+   * for).
+   * Throws an InputError for an unreadable file, another format version, or a feature count that does
+   * not match.
+   */
   static load(path: string, protocol?: Protocol): GymPolicy {
     let saved: SavedGymPolicy;
     try {
@@ -89,23 +104,32 @@ export class GymPolicy implements Policy {
     return new GymPolicy(new ScoreModel(saved.model), p, path);
   }
 
+  /** Writes the policy (and `training`, the log to keep with it) to `path` as JSON. */
   save(path: string, training: Record<string, unknown>[] = []): void {
     const saved: SavedGymPolicy = { format: 'ragtrail-gym-policy', version: GYM_FORMAT_VERSION, agent: this.protocol.name, features: gymFeatureNames(this.protocol), model: this.model.toJSON(), training };
     writeFileSync(path, JSON.stringify(saved) + '\n');
   }
 
+  /** An independent copy of the weights (e.g. the frozen reference policy of DPO and KL terms). */
   clone(label = this.label): GymPolicy {
     return new GymPolicy(new ScoreModel(this.model.toJSON()), this.protocol, label);
   }
 
+  /** The model's score r(φ(s, a)) of each candidate of `choice`. */
   scores(choice: Choice): number[] {
     return choice.features.map((x) => this.model.score(x));
   }
 
+  /** log π(a | s) of each candidate at temperature `tau` (τ ≤ 0 is taken as 1). */
   logProbs(choice: Choice, tau = 1): number[] {
     return logSoftmax(this.scores(choice), tau);
   }
 
+  /**
+   * `opts.n` moves over the state's candidates: the argmax at temperature 0 (the default), else samples
+   * from π at that temperature seeded by (seed, question, step). Each move carries its log π (at τ = 1
+   * when greedy).
+   */
   async propose(state: State, opts: ProposeOptions = {}): Promise<Move[]> {
     const choice = choicesFor(state, this.protocol);
     if (choice.candidates.length === 0) return [];

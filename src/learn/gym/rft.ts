@@ -28,6 +28,7 @@ import { episodePrmScores, type LogEntry, OFFLINE_DEFAULTS, type OfflineConfig, 
 
 export type RftFilter = 'episode' | 'step';
 
+/** Settings of ProRAG's PRM-filtered rejection-sampling fine-tuning; defaults in {@link RFT_DEFAULTS}. */
 export interface RftConfig extends OfflineConfig {
   /** K: episodes sampled per training question. */
   samples: number;
@@ -41,6 +42,10 @@ export interface RftConfig extends OfflineConfig {
   filter: RftFilter;
 }
 
+/**
+ * K = 4 samples per question at T = 0.8 (the authors' code), EM correctness, steps kept when
+ * sigmoid(PRM) ≥ 0.5, filtered step by step; SFT as {@link OFFLINE_DEFAULTS}.
+ */
 export const RFT_DEFAULTS: RftConfig = { ...OFFLINE_DEFAULTS, samples: 4, temperature: 0.8, threshold: 0.5, correct: 'em', f1Threshold: 0.5, filter: 'step' };
 
 export interface RftContext {
@@ -77,6 +82,10 @@ export interface RftCounts {
   keptQuestions: number;
 }
 
+/**
+ * What an RFT round did: the SFT log, counts of sampled, correct and kept episodes and steps, each
+ * episode's verdict, and the kept data.
+ */
 export interface RftResult {
   /** The SFT log (its step-0 entry carries the counts); empty when nothing was kept and nothing trained. */
   log: LogEntry[];

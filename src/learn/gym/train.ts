@@ -29,8 +29,11 @@ import { clippedPolicyLoss, type ClipOptions, controlSftLoss, type Demonstration
 import type { GymPolicy } from './policy.js';
 import { type Episode, sampleEpisode } from './rollout.js';
 
+/** Trainers of the gym policy (see the module header): offline sft and dpo, online grpo, dapo, lws and prorag, and ProRAG's rft. */
 export const GYM_ALGOS = ['sft', 'dpo', 'grpo', 'dapo', 'lws', 'prorag', 'rft'] as const;
+/** One of {@link GYM_ALGOS}. */
 export type GymAlgo = (typeof GYM_ALGOS)[number];
+/** The online RL algorithms, run by {@link trainRl}. */
 export type RlAlgo = Exclude<GymAlgo, 'sft' | 'dpo' | 'rft'>;
 
 /** One line of a training log (per epoch for sft/dpo, per iteration for RL). */
@@ -42,6 +45,7 @@ export interface LogEntry {
 
 // ------------------------------------------------------------------------------------- offline
 
+/** Settings of the offline trainers (SFT, step-DPO) of the gym policy; defaults in {@link OFFLINE_DEFAULTS}. */
 export interface OfflineConfig {
   epochs: number;
   lr: number;
@@ -62,6 +66,10 @@ export interface OfflineConfig {
 /** Step-DPO's β: ReasonRAG's (its DPO script: 0.3), the paper whose method step-DPO is; TRL's own default is 0.1. */
 export const DPO_BETA = 0.3;
 
+/**
+ * Defaults of the offline trainers: 20 epochs of Adam at lr 0.05, batch 32, L2 1e-4, DPO β = 0.3
+ * against a reference, plain SFT (λ = 1).
+ */
 export const OFFLINE_DEFAULTS: OfflineConfig = { epochs: 20, lr: 0.05, batch: 32, l2: 1e-4, seed: 0, beta: DPO_BETA, referenceFree: false, controlWeight: 1 };
 
 function batches<T>(items: readonly T[], size: number, rng: Rng): T[][] {
@@ -135,6 +143,7 @@ export function trainDpo(policy: GymPolicy, data: readonly StatePair[], config: 
 
 // ------------------------------------------------------------------------------------ online RL
 
+/** Settings of {@link trainRl}; {@link rlDefaults} gives each algorithm's. */
 export interface RlConfig extends ClipOptions {
   algo: RlAlgo;
   /** Passes over the training questions. */
@@ -166,6 +175,14 @@ export interface RlConfig extends ClipOptions {
   lambdaF: number;
 }
 
+/**
+ * Defaults of an RL algorithm (SPEC §6): all take 3 epochs of 16 questions × 8 episodes, 2 updates per
+ * batch, T = 1. grpo: clip 0.2, k3 KL β = 0.04, per-episode averaging, EM reward. dapo: clip 0.2/0.28,
+ * no
+ * KL, per-step averaging, dynamic sampling. lws: dapo with β = 1e-4 and the staged LWS rewards.
+ * prorag:
+ * grpo's settings with the prorag-outcome reward and PRM step advantages (w = 0.3).
+ */
 export function rlDefaults(algo: RlAlgo): RlConfig {
   const base = { algo, epochs: 3, questionsPerBatch: 16, groupSize: 8, updatesPerBatch: 2, lr: 0.05, l2: 1e-4, seed: 0, temperature: 1, tau: 1, kl: 'k3' as const, stageSwitch: 0.5, w: 0.3, rewardOptions: [], stepForm: 'code' as const, lambdaF: 1 };
   switch (algo) {
@@ -192,6 +209,7 @@ export function arenaGrpoConfig(opts: { relevance?: boolean } = {}): Partial<RlC
   return { algo: 'grpo', reward: 'arena', rewardOptions: opts.relevance === false ? ['relevance_weight=0'] : [], kl: 'k2', beta: 0.04, groupSize: 7 };
 }
 
+/** What {@link trainRl} trains on: the environment, the training questions, and the PRM (prorag) or embedder its rewards need. */
 export interface RlContext {
   env: RagEnv;
   questions: readonly Question[];
@@ -199,6 +217,7 @@ export interface RlContext {
   prm?: PRM;
   /** Embedder of reward schemes that embed (LWS's query similarity); default the lexical hash:512. */
   embedder?: Embedder;
+  /** Called with each batch's log entry as it is made (loss, mean reward and EM, groups kept and dropped, ratio statistics). */
   onLog?: (e: LogEntry) => void;
 }
 
@@ -231,6 +250,12 @@ export async function episodePrmScores(prm: PRM, ep: Episode): Promise<number[]>
   return out;
 }
 
+/**
+ * Online RL of the gym policy in place: per batch, G episodes per question, rewards by the scheme,
+ * group-normalised advantages (ProRAG: dual-granularity with PRM step rewards), then clipped
+ * policy-gradient updates with Adam, KL to a frozen copy of the starting policy when β > 0. Seeded and
+ * deterministic; returns one log entry per batch. Writes nothing.
+ */
 export async function trainRl(policy: GymPolicy, ctx: RlContext, config: Partial<RlConfig> & { algo: RlAlgo }): Promise<LogEntry[]> {
   const cfg: RlConfig = { ...rlDefaults(config.algo), ...config };
   // ρ = π_θ/π_old must compare one distribution: π_old was recorded at the sampling temperature

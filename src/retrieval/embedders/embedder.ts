@@ -9,6 +9,7 @@ import { InputError } from '../../core/errors.js';
 
 export type EmbedKind = 'query' | 'passage';
 
+/** Text → L2-normalised vectors (so inner product is cosine similarity), for dense indexes. */
 export interface Embedder {
   /** The spec string that re-creates this embedder (stored in the index manifest). */
   readonly spec: string;
@@ -16,7 +17,12 @@ export interface Embedder {
   readonly lexical: boolean;
   /** Vector size; known before the first call for local embedders, after it for remote ones. */
   readonly dim: number | undefined;
+  /**
+   * One unit-length vector per text, in order; `kind` says whether the texts are queries or passages
+   * (asymmetric models embed them differently).
+   */
   embed(texts: readonly string[], kind: EmbedKind): Promise<Float32Array[]>;
+  /** Releases a loaded model or open connections. */
   close?(): Promise<void>;
 }
 
@@ -50,6 +56,7 @@ export function withPrefixes(e: Embedder, prefixes: Prefixes): Embedder {
   };
 }
 
+/** Settings of remote embedders (ignored by the offline `hash` embedder). */
 export interface EmbedderOptions {
   apiKey?: string;
   /** Texts per request for remote embedders (default 64). */
@@ -58,6 +65,7 @@ export interface EmbedderOptions {
   concurrency?: number;
 }
 
+/** The accepted embedder specs, in words, for help texts and error messages. */
 export const EMBEDDER_SPEC_HELP = 'hash:<dim> (offline, lexical), openai:<baseURL>#<model>, or llama:<model.gguf>';
 
 /** Parses an embedder spec string into a backend. */

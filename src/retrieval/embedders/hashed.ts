@@ -20,6 +20,11 @@ function fnv1a(s: string): number {
 
 export const DEFAULT_HASH_DIM = 512;
 
+/**
+ * The offline embedder (`hash:DIM`, default 512 dimensions): word unigrams, bigrams and character
+ * trigrams hashed into a signed vector. Lexical, not semantic: results with it say nothing about dense
+ * retrieval with a neural encoder.
+ */
 export class HashedNgramEmbedder implements Embedder {
   readonly lexical = true;
   readonly dim: number;
@@ -36,6 +41,7 @@ export class HashedNgramEmbedder implements Embedder {
     v[h % this.dim]! += h & 0x80000000 ? -weight : weight;
   }
 
+  /** The unit-length vector of one text: hashed features weighted log(1 + count). Synchronous and deterministic. */
   embedOne(text: string): Float32Array {
     const v = new Float32Array(this.dim);
     const terms = this.analyzer.analyze(text);
@@ -53,6 +59,7 @@ export class HashedNgramEmbedder implements Embedder {
     return l2normalize(v);
   }
 
+  /** {@link HashedNgramEmbedder.embedOne} of each text; queries and passages are embedded alike. */
   async embed(texts: readonly string[]): Promise<Float32Array[]> {
     return texts.map((t) => this.embedOne(t));
   }
