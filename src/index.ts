@@ -21,3 +21,4 @@ export type { Action, ActionType, Message, RetrievedDoc, Step, Trajectory } from
 export { isFormatFailure } from './core/trajectory.js';
 export { Registry, type RegisterOptions } from './core/registry.js';
 export { definePlugin, loadPlugin, pluginApi, type PluginApi, type RagtrailPlugin } from './plugin.js';
+export { parseShard, selectShard, type Shard, shardOf } from './core/shard.js';

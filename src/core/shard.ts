@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import { InputError } from './errors.js';
 
+/** Shard `index` of `count` (0 ≤ index < count). */
 export interface Shard {
   index: number;
   count: number;

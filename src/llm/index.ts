@@ -10,3 +10,4 @@ export { createBackend, createLLM, LLM_SPEC_HELP, type LLMBackendFactory, llmBac
 export { CachedLLM, type CacheMode, LimitedLLM, MeteredLLM, type Prices, type UsageTotals } from './middleware.js';
 export { OpenAICompatibleLLM, type OpenAIOptions } from './openai.js';
 export { type Script, ScriptedLLM } from './scripted.js';
+export { EndpointPoolLLM, type EndpointPoolOptions, type EndpointUsage, parseEndpointList } from './endpoints.js';
