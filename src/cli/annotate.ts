@@ -13,7 +13,7 @@ import { addRetryOption, choiceArg, collect, intArg, numberArg } from './options
 import { relabel, RELABEL_FILES } from '../process/relabel.js';
 import type { LabellerMode } from '../process/reasonrag-tree.js';
 import { VALUE_LABELS, type ValueLabel } from '../process/values.js';
-import { addAgentOptions, type AgentOpts, loadQuestions, nonLlmNote, setupAgent } from './setup.js';
+import { addAgentOptions, type AgentOpts, loadQuestions, nonLlmNote, setupAgent, warnAboutData } from './setup.js';
 import { fixed, formatTable } from './table.js';
 
 interface AnnotateOpts extends AgentOpts {
@@ -127,6 +127,7 @@ export function registerAnnotate(program: Command): void {
       const questions = await loadQuestions(opts.dataset!, opts);
       const note = nonLlmNote(policy);
       if (note && !opts.quiet) console.error(note);
+      warnAboutData(policy, questions);
       // The settings the trees depend on: a judge that only compares siblings (--pairs judge) shapes the derived files, not the trees.
       const treeJudge = opts.method === 'mcts-judge' || (opts.method === 'rank' && rankSource === 'judge');
       const config = {

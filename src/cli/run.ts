@@ -6,7 +6,7 @@ import { runQuestions } from '../eval/run.js';
 import { PRM_CANDIDATES, PRM_SPEC_HELP, type PrmCandidates } from '../prm/select.js';
 import { applyConfigFile, requireOptions } from './config.js';
 import { addRetryOption, choiceArg, intArg, numberArg } from './options.js';
-import { addAgentOptions, type AgentOpts, loadQuestions, nonLlmNote, setupAgent } from './setup.js';
+import { addAgentOptions, type AgentOpts, loadQuestions, nonLlmNote, setupAgent, warnAboutData } from './setup.js';
 import { fixed, formatTable } from './table.js';
 
 interface RunOpts extends AgentOpts {
@@ -44,6 +44,7 @@ export function registerRun(program: Command): void {
       const questions = await loadQuestions(opts.dataset!, opts);
       const note = nonLlmNote(policy);
       if (note && !opts.quiet) console.error(note);
+      warnAboutData(policy, questions);
       const config = {
         agent: protocol.name,
         policy: policy.name,

@@ -10,11 +10,12 @@ import { ensureOutDir, readJsonFileSync, writeJsonAtomicSync } from '../core/io.
 import { join, resolve } from 'node:path';
 import { checkConfig, intIn, numberIn, readJsonConfig, z } from '../core/config-schema.js';
 import { InputError } from '../core/errors.js';
+import { simDataWarning } from '../agents/sim.js';
 import { AGENT_NAMES } from '../agents/protocol.js';
 import { PRM_CANDIDATES } from '../prm/select.js';
 import type { Question } from '../core/types.js';
 import type { Trajectory } from '../core/trajectory.js';
-import { loadDataset } from '../corpus/dataset.js';
+import { loadDataset, missingSplitHint } from '../corpus/dataset.js';
 import { createLLM } from '../llm/create.js';
 import { TrainedPRM, readPrmPairs, type PairEval } from '../prm/trained.js';
 import type { AnnotationStats } from '../process/stats.js';
@@ -181,12 +182,20 @@ function checkRunDirs(config: EvalConfig): void {
 
 async function questionsOf(d: DatasetSpec): Promise<Question[]> {
   const out: Question[] = [];
+  const splits = new Set<string>();
+  let total = 0;
   for await (const q of loadDataset(d.path)) {
+    total++;
+    if (typeof q.metadata?.['split'] === 'string') splits.add(q.metadata['split']);
     if (d.split && q.metadata?.['split'] !== d.split) continue;
     out.push(q);
     if (d.limit && out.length >= d.limit) break;
   }
-  if (out.length === 0) throw new InputError(`dataset "${d.name}" (${d.path}) has no questions${d.split ? ` in split ${d.split}` : ''}`);
+  if (out.length === 0) {
+    // Without --config the dataset's split is the --split flag; in a config file it is the dataset's "split".
+    if (d.split) throw new InputError(`dataset "${d.name}" (${d.path}) has no questions in split "${d.split}"`, missingSplitHint(splits, total, '--split (or the config\'s datasets[].split)'));
+    throw new InputError(`dataset "${d.name}" (${d.path}) has no questions`, 'the file is empty');
+  }
   return out;
 }
 
@@ -221,6 +230,8 @@ export async function runEval(config: EvalConfig, log: EvalProgress = () => {}):
       const built = await buildSystem({ tracePrompts: false, ...s }, retriever, llmOptions);
       const dir = runDir(config.out, s.name, d.name);
       log(`${s.name} on ${d.name}: ${built.policy.name}`);
+      const warning = built.policy.kind === 'sim' ? simDataWarning(questions) : undefined;
+      if (warning) log(`warning: ${s.name} on ${d.name}: ${warning}`);
       await runQuestions({
         outDir: dir,
         env: built.env,

@@ -37,5 +37,10 @@ export interface RewardScheme {
   defaults: Record<string, OptionValue>;
   /** The protocol whose parser reads an episode text for this scheme (default mode). */
   protocol?: AgentName;
+  /**
+   * The component that checks an episode against `protocol`'s format. Trajectories of another
+   * protocol fail it every time, so scoring them is warned about (`protocolMismatch`).
+   */
+  formatComponent?: string;
   compute(ctx: RewardContext, options: Record<string, OptionValue>): Promise<RewardResult> | RewardResult;
 }
