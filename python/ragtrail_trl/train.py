@@ -215,13 +215,17 @@ def check_rows(algo: str, rows: list[dict], path: str) -> None:
                 )
 
 
-def grpo_rows(rows: list[dict]) -> list[dict]:
-    """Question rows -> GRPO prompts; keep the train split when the rows carry one. Rows that
-    already hold a rendered {"prompt": messages, "question_id"} pass through unchanged."""
+def grpo_rows(rows: list[dict], split: str | None = None) -> list[dict]:
+    """Question rows -> GRPO prompts. `split` is the command's --split: a name keeps that split, ""
+    keeps every row, None keeps the train split when the rows carry splits (else every row) -- the
+    rule the environment server applies, so prompts and served questions agree. Rows that already
+    hold a rendered {"prompt": messages, "question_id"} pass through unchanged."""
     if all(_is_messages(r.get("prompt")) for r in rows):
         return [{"prompt": r["prompt"], "question_id": str(r["question_id"])} for r in rows]
-    if any(isinstance(r.get("metadata"), dict) and "split" in r["metadata"] for r in rows):
-        rows = [r for r in rows if (r.get("metadata") or {}).get("split") == "train"]
+    if split is None and any(isinstance(r.get("metadata"), dict) and "split" in r["metadata"] for r in rows):
+        split = "train"
+    if split:
+        rows = [r for r in rows if (r.get("metadata") or {}).get("split") == split]
     return [
         {
             "prompt": [
@@ -429,9 +433,9 @@ def run(config: dict) -> dict:
     rows = read_jsonl(config["data"])
     check_rows(algo, rows, config["data"])
     if algo in ONLINE:
-        rows = grpo_rows(rows)
+        rows = grpo_rows(rows, config.get("split"))
         if not rows:
-            raise ConfigError(f"{config['data']} has no train-split questions", "use a questions file with metadata.split = \"train\"")
+            raise ConfigError(f"{config['data']} has no questions in split {config.get('split') or 'train'!r}", "pick a split the file has with --split NAME, or use every question with --split \"\"")
     if config.get("max_examples"):
         rows = rows[: config["max_examples"]]
     if algo in ONLINE:

@@ -50,3 +50,17 @@ def test_grpo_tool_calls_after_warmup(run_training, world, env_server, tool_mode
     returns = [sum(e["meta"]["stepRewards"]) + e["meta"]["outcomeReward"] for e in episodes]
     assert summary["rewards"][0] == pytest.approx(sum(returns[:4]) / 4, abs=1e-4)
     assert summary["rewards"][1] == pytest.approx(sum(returns[4:]) / 4, abs=1e-4)
+
+
+def test_grpo_rows_follow_the_split_the_server_serves():
+    # The prompts must be the questions `serve-env` serves for the same --split (src/cli/serve-env.ts).
+    from ragtrail_trl.train import grpo_rows
+
+    split_rows = [{"id": str(i), "question": f"q{i}", "metadata": {"split": s}} for i, s in enumerate(["train", "dev", "train", "test"])]
+    ids = lambda rows: [r["question_id"] for r in rows]  # noqa: E731
+    assert ids(grpo_rows(split_rows)) == ["0", "2"]  # no --split: train
+    assert ids(grpo_rows(split_rows, "dev")) == ["1"]
+    assert ids(grpo_rows(split_rows, "")) == ["0", "1", "2", "3"]  # --split "": every question
+    plain = [{"id": "a", "question": "x"}, {"id": "b", "question": "y"}]
+    assert ids(grpo_rows(plain)) == ["a", "b"]  # no split metadata: every question
+    assert grpo_rows(plain, "train") == []

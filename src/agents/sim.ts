@@ -11,6 +11,7 @@
  */
 import { Rng } from '../core/rng.js';
 import type { Action } from '../core/trajectory.js';
+import type { Question } from '../core/types.js';
 import type { Move, State } from '../env/env.js';
 import { retrievedDocs } from '../env/env.js';
 import { arenaReferences } from './arena.js';
@@ -26,6 +27,23 @@ function spans(text: string, gold: string): string[] {
   if (/^(yes|no)$/i.test(gold.trim())) return ['yes', 'no'];
   if (/^\d[\d,]*$/.test(gold.trim())) return [...text.matchAll(NUMBER)].map((m) => m[0]);
   return [...text.matchAll(ENTITY)].map((m) => m[0]).filter((s) => s.length > 2);
+}
+
+/**
+ * Why the sim policy's numbers would say nothing on these questions, or undefined when they can. It
+ * follows the gold plan (the decomposition, else the supporting passages' titles); a question with
+ * neither (Bamboogle, PopQA, NQ) leaves it one search for the question as asked and a right answer
+ * only when some retrieved passage happens to contain the gold string: EM near 0 that measures the
+ * data, not the pipeline.
+ */
+export function simDataWarning(questions: readonly Question[]): string | undefined {
+  const bare = questions.filter((q) => goldPlan(q).every((hop) => hop.answer === undefined && hop.passageId === undefined));
+  if (bare.length === 0) return undefined;
+  return (
+    `the sim policy has no gold plan for ${bare.length} of ${questions.length} questions (no decomposition or supporting passages, e.g. ${bare[0]!.id}): ` +
+    'it searches each such question as asked and is right only when a retrieved passage contains the gold answer, so expect EM near 0. ' +
+    'Use questions with gold plans (the synthetic world, HotpotQA, MuSiQue) for sim, or a model (--llm) for this dataset'
+  );
 }
 
 /**

@@ -17,7 +17,7 @@ import { VALUE_LABELS, type ValueLabel } from '../process/values.js';
 import { stateOutcome } from '../rewards/apply.js';
 import { formatEndpointUsage } from '../llm/middleware.js';
 import { composeScheme } from '../rewards/schemes.js';
-import { addAgentOptions, type AgentOpts, loadQuestions, nonLlmNote, setupAgent } from './setup.js';
+import { addAgentOptions, type AgentOpts, loadQuestions, nonLlmNote, setupAgent, warnAboutData } from './setup.js';
 import { fixed, formatTable } from './table.js';
 
 interface AnnotateOpts extends AgentOpts {
@@ -137,6 +137,7 @@ export function registerAnnotate(program: Command): void {
       if (questions.length === 0) throw new InputError(`--shard ${shardLabel(opts.shard)}: no question of ${opts.dataset} falls in this shard`, 'use fewer shards');
       const note = nonLlmNote(policy);
       if (note && !opts.quiet) console.error(note);
+      warnAboutData(policy, questions);
       // The settings the trees depend on: a judge that only compares siblings (--pairs judge) shapes the derived files, not the trees.
       const treeJudge = opts.method === 'mcts-judge' || (opts.method === 'rank' && rankSource === 'judge');
       const config = {

@@ -3,7 +3,7 @@ import { InputError } from '../core/errors.js';
 import { corpusFromQuestions, CORPUS_FORMATS, type CorpusBuildStats, type CorpusFormat, writeCorpus } from '../corpus/corpus.js';
 import { DATASET_FORMATS, type DatasetFormat, loadDataset } from '../corpus/dataset.js';
 import type { Question } from '../core/types.js';
-import { choiceArg, collect } from './options.js';
+import { choiceArg, collect, DATASET_FLAGS } from './options.js';
 
 export function registerCorpus(program: Command): void {
   program
@@ -18,7 +18,7 @@ export function registerCorpus(program: Command): void {
       const invalid: InputError[] = [];
       async function* all(): AsyncGenerator<Question> {
         for (const path of opts.dataset) {
-          yield* loadDataset(path, { format: opts.datasetFormat, skipInvalid: opts.skipInvalid, onInvalid: (e) => invalid.push(e) });
+          yield* loadDataset(path, { format: opts.datasetFormat, skipInvalid: opts.skipInvalid, onInvalid: (e) => invalid.push(e), flags: DATASET_FLAGS });
         }
       }
       const stats: CorpusBuildStats = { questions: 0, seen: 0, passages: 0 };

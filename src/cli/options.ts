@@ -30,6 +30,9 @@ export function choiceArg<T extends string>(choices: readonly T[] | (() => reado
   };
 }
 
+/** The dataset flags of `score` and `corpus`, for loadDataset's error hints. */
+export const DATASET_FLAGS = { format: '--dataset-format', skipInvalid: '--skip-invalid' } as const;
+
 export function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }

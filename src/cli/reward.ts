@@ -7,7 +7,7 @@ import { readTrajectories } from '../eval/trajectories.js';
 import { createLLM, LLM_SPEC_HELP } from '../llm/create.js';
 import { createEmbedder, EMBEDDER_SPEC_HELP } from '../retrieval/embedders/embedder.js';
 import { InputError } from '../core/errors.js';
-import { addToSums, applyRewards, scoreTexts, writeRewards } from '../rewards/apply.js';
+import { addToSums, applyRewards, protocolMismatch, scoreTexts, writeRewards } from '../rewards/apply.js';
 import { Judge } from '../rewards/judge.js';
 import { composeScheme, rewardSchemes } from '../rewards/schemes.js';
 import { collect } from './options.js';
@@ -69,6 +69,8 @@ export function registerReward(program: Command): void {
           questions = new Map();
           for await (const q of loadDataset(opts.dataset)) questions.set(q.id, q);
         }
+        const mismatch = protocolMismatch(scheme, trajectories.map((t) => t.agent));
+        if (mismatch) console.error(`warning: ${mismatch}`);
         const records = await applyRewards(trajectories, scheme, { ...common, questions });
         const dir = existsSync(run!) && statSync(run!).isDirectory() ? run! : join(run!, '..');
         const out = opts.out ?? join(dir, `rewards.${opts.scheme.replace(/[^a-z0-9.-]+/gi, '_')}.jsonl`);

@@ -8,7 +8,7 @@ import { formatEndpointUsage } from '../llm/middleware.js';
 import { PRM_CANDIDATES, PRM_SPEC_HELP, type PrmCandidates } from '../prm/select.js';
 import { applyConfigFile, requireOptions } from './config.js';
 import { addRetryOption, choiceArg, intArg, numberArg } from './options.js';
-import { addAgentOptions, type AgentOpts, loadQuestions, nonLlmNote, setupAgent } from './setup.js';
+import { addAgentOptions, type AgentOpts, loadQuestions, nonLlmNote, setupAgent, warnAboutData } from './setup.js';
 import { fixed, formatTable } from './table.js';
 
 interface RunOpts extends AgentOpts {
@@ -48,6 +48,7 @@ export function registerRun(program: Command): void {
       if (questions.length === 0) throw new InputError(`--shard ${shardLabel(opts.shard)}: no question of ${opts.dataset} falls in this shard`, 'use fewer shards');
       const note = nonLlmNote(policy);
       if (note && !opts.quiet) console.error(note);
+      warnAboutData(policy, questions);
       const config = {
         agent: protocol.name,
         policy: policy.name,

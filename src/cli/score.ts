@@ -3,7 +3,7 @@ import type { InputError } from '../core/errors.js';
 import { DATASET_FORMATS, type DatasetFormat, loadDatasetAll } from '../corpus/dataset.js';
 import { loadPredictions, questionsFromRun } from '../eval/predictions.js';
 import { ANSWER_METRICS, comparePaired, scorePredictions } from '../eval/score.js';
-import { choiceArg, intArg, seedArg } from './options.js';
+import { choiceArg, DATASET_FLAGS, intArg, seedArg } from './options.js';
 import { fixed, formatTable } from './table.js';
 
 interface ScoreOpts {
@@ -36,7 +36,7 @@ export function registerScore(program: Command): void {
     .action(async (opts: ScoreOpts) => {
       const invalid: InputError[] = [];
       const questions = opts.dataset
-        ? (await loadDatasetAll(opts.dataset, { format: opts.datasetFormat, skipInvalid: opts.skipInvalid, onInvalid: (e) => invalid.push(e) })).questions
+        ? (await loadDatasetAll(opts.dataset, { format: opts.datasetFormat, skipInvalid: opts.skipInvalid, onInvalid: (e) => invalid.push(e), flags: DATASET_FLAGS })).questions
         : await questionsFromRun(opts.predictions);
       const preds = await loadPredictions(opts.predictions);
       const settings = { underscoreToSpace: opts.underscoreToSpace, resamples: opts.resamples, seed: opts.seed };

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { InputError } from '../core/errors.js';
 import { listen, stopOnSignals } from '../core/http-server.js';
 import type { Question } from '../core/types.js';
-import { loadDataset } from '../corpus/dataset.js';
+import { loadDataset, missingSplitHint } from '../corpus/dataset.js';
 import { protocolNames } from '../agents/registry.js';
 import { getProtocol } from '../agents/registry.js';
 import { RagEnv } from '../env/env.js';
@@ -67,6 +67,7 @@ export async function selectQuestions(dataset: string, split: string | undefined
   const all: Question[] = [];
   for await (const q of loadDataset(dataset)) all.push(q);
   const splitOf = (q: Question) => q.metadata?.['split'];
+  const splitsOf = (qs: Question[]) => new Set(qs.map(splitOf).filter((s): s is string => typeof s === 'string'));
   let chosen: Question[];
   let note: string;
   if (split === '') {
@@ -74,14 +75,14 @@ export async function selectQuestions(dataset: string, split: string | undefined
     note = `all ${all.length} questions of ${dataset} (--split "")`;
   } else if (split !== undefined) {
     chosen = all.filter((q) => splitOf(q) === split);
-    if (chosen.length === 0) throw new InputError(`${dataset}: no questions in split "${split}"`, `its splits: ${[...new Set(all.map(splitOf).filter((s) => s !== undefined))].map((s) => JSON.stringify(s)).join(', ') || 'none (no metadata.split): leave --split out to serve every question'}`);
+    if (chosen.length === 0) throw new InputError(`${dataset}: no questions in split "${split}"`, missingSplitHint(splitsOf(all), all.length));
     note = `split "${split}": ${chosen.length} of the ${all.length} questions of ${dataset}`;
   } else if (all.every((q) => splitOf(q) === undefined)) {
     chosen = all;
     note = `all ${all.length} questions of ${dataset} (it has no split metadata)`;
   } else {
     chosen = all.filter((q) => splitOf(q) === 'train');
-    if (chosen.length === 0) throw new InputError(`${dataset}: no questions in split "train"`, `pick one with --split NAME (its splits: ${[...new Set(all.map(splitOf).filter((s) => s !== undefined))].map((s) => JSON.stringify(s)).join(', ')}) or serve all with --split ""`);
+    if (chosen.length === 0) throw new InputError(`${dataset}: no questions in split "train" (the default for a dataset with split metadata)`, missingSplitHint(splitsOf(all), all.length));
     note = `split "train": ${chosen.length} of the ${all.length} questions of ${dataset} (--split to choose another)`;
   }
   if (chosen.length === 0) throw new InputError(`${dataset}: no questions`);
@@ -147,7 +148,11 @@ export function registerServeEnv(program: Command): void {
         roundRobin: opts.roundRobin,
         onRequest: opts.quiet ? undefined : ({ method, path, status, ms }) => console.error(`${new Date().toISOString()} ${method} ${path} ${status} ${ms.toFixed(1)} ms`),
       });
-      const port = await listen(server, opts.port, opts.host);
+      // The search threads would keep the process alive after a failed listen (a port in use).
+      const port = await listen(server, opts.port, opts.host).catch(async (e: unknown) => {
+        await service.opts.env.config.retriever.close?.();
+        throw e;
+      });
       const base = `http://${opts.host}:${port}`;
       console.log(`serving the ${opts.agent} environment over ${service.selection} at ${base} (OpenEnv: /reset /step /state /schema /health, ws://${opts.host}:${port}/ws; verl-tool: ${base}/get_observation)${opts.token ? ', token required' : ''}`);
       console.log(`rewards: outcome ${opts.reward} on the final step; step rewards ${opts.prm ? `from PRM ${opts.prm}` : '0 (no --prm)'}; searches on ${service.opts.env.config.retriever.name}`);

@@ -63,7 +63,11 @@ export function registerServeRetriever(program: Command): void {
         maxBodyBytes: Math.round(opts.maxBodyMb * 2 ** 20),
         onRequest: opts.quiet ? undefined : ({ status, queries, ms }) => console.error(`${new Date().toISOString()} ${status} ${queries} queries ${ms.toFixed(1)} ms`),
       });
-      const port = await listen(server, opts.port, opts.host);
+      // The search threads would keep the process alive after a failed listen (a port in use).
+      const port = await listen(server, opts.port, opts.host).catch(async (e: unknown) => {
+        await retriever.close?.();
+        throw e;
+      });
       console.log(`serving ${retriever.name} over ${manifest ? `${manifest.passages} passages` : opts.index} at http://${opts.host}:${port}/retrieve${opts.token ? ' (token required)' : ''}`);
       stopOnSignals(server, { log: (m) => console.error(m) });
     });

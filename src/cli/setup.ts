@@ -3,10 +3,11 @@ import { type Command, InvalidArgumentError } from 'commander';
 import { InputError } from '../core/errors.js';
 import { parseShard, type Shard } from '../core/shard.js';
 import type { Question } from '../core/types.js';
-import { loadDataset } from '../corpus/dataset.js';
+import { DATASET_FORMATS, type DatasetFormat, loadDataset, missingSplitHint } from '../corpus/dataset.js';
 import type { Policy } from '../agents/policy.js';
 import type { Protocol } from '../agents/protocol.js';
 import { protocolNames } from '../agents/registry.js';
+import { simDataWarning } from '../agents/sim.js';
 import { getProtocol } from '../agents/registry.js';
 import { knownPolicy, POLICY_SPEC_HELP } from '../agents/policies.js';
 import { type BuiltSystem, buildSystem, type SystemSpec } from '../eval/systems.js';
@@ -14,7 +15,7 @@ import { createLLM, LLM_SPEC_HELP, type LLMOptions } from '../llm/create.js';
 import type { MeteredLLM } from '../llm/middleware.js';
 import { openRetriever, type SearchMethod } from '../retrieval/index-dir.js';
 import type { Retriever } from '../retrieval/types.js';
-import { choiceArg, intArg, numberArg } from './options.js';
+import { choiceArg, DATASET_FLAGS, intArg, numberArg } from './options.js';
 
 export interface AgentOpts {
   agent: string;
@@ -26,6 +27,7 @@ export interface AgentOpts {
   /** `--shard i/n`: only the questions of shard i (see core/shard). */
   shard?: Shard;
   split?: string;
+  datasetFormat?: DatasetFormat;
   concurrency: number;
   maxTurns?: number;
   maxSearches?: number;
@@ -69,7 +71,8 @@ export function addAgentOptions(cmd: Command, defaults: { agent: string; concurr
     .option('--dataset <file>', 'questions (any supported layout)')
     .option('--limit <n>', 'first N questions only', intArg(1))
     .option('--shard <i/n>', 'only shard i of n (0 ≤ i < n) of the questions, split by a hash of their ids; join the shards\' --out folders with `ragtrail merge`', parseShardArg)
-    .option('--split <name>', 'only questions whose metadata.split is this (the synthetic world has train/dev/test)')
+    .option('--dataset-format <format>', `dataset layout (default: detected from the first record): ${DATASET_FORMATS.join(', ')}`, choiceArg(DATASET_FORMATS))
+    .option('--split <name>', 'only questions whose metadata.split is this (the synthetic world has train/dev/test; default: every question)')
     .option('--concurrency <n>', 'questions in flight at once', intArg(1, 4096), defaults.concurrency)
     .option('--llm-concurrency <n>', 'model requests in flight at once (default: --concurrency)', intArg(1, 4096))
     .option('--max-turns <n>', "agent steps before the answer is forced (default: the protocol's)", intArg(1, 100))
@@ -88,14 +91,22 @@ export function addAgentOptions(cmd: Command, defaults: { agent: string; concurr
     .option('--price-out <usd>', 'dollars per million completion tokens', numberArg(0, 1e6));
 }
 
-export async function loadQuestions(dataset: string, opts: { split?: string; limit?: number }): Promise<Question[]> {
+export async function loadQuestions(dataset: string, opts: { split?: string; limit?: number; datasetFormat?: DatasetFormat }): Promise<Question[]> {
   const questions: Question[] = [];
-  for await (const q of loadDataset(dataset)) {
+  // The splits seen, so that a split with no questions can name the ones there are.
+  const splits = new Set<string>();
+  let total = 0;
+  for await (const q of loadDataset(dataset, { format: opts.datasetFormat, flags: { format: DATASET_FLAGS.format } })) {
+    total++;
+    if (typeof q.metadata?.['split'] === 'string') splits.add(q.metadata['split']);
     if (opts.split && q.metadata?.['split'] !== opts.split) continue;
     questions.push(q);
     if (opts.limit && questions.length >= opts.limit) break;
   }
-  if (questions.length === 0) throw new InputError(`${dataset}: no questions${opts.split ? ` in split "${opts.split}"` : ''}`);
+  if (questions.length === 0) {
+    if (!opts.split) throw new InputError(`${dataset}: no questions`, 'the file is empty');
+    throw new InputError(`${dataset}: no questions in split "${opts.split}"`, missingSplitHint(splits, total));
+  }
   return questions;
 }
 
@@ -133,6 +144,12 @@ export async function setupAgent(opts: AgentOpts, selection: Pick<SystemSpec, 's
     llmOptions(opts),
   );
   return { ...built, protocol, retriever };
+}
+
+/** A warning, once on stderr, when the policy cannot do anything meaningful on these questions. */
+export function warnAboutData(policy: Policy, questions: readonly Question[]): void {
+  const w = policy.kind === 'sim' ? simDataWarning(questions) : undefined;
+  if (w) console.error(`warning: ${w}`);
 }
 
 export function nonLlmNote(policy: Policy): string | undefined {

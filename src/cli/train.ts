@@ -120,6 +120,8 @@ async function trainWithTrl(opts: TrainOpts): Promise<void> {
     trainer,
   };
   if (opts.maxExamples) config.max_examples = opts.maxExamples;
+  // The prompts must be the questions the environment server serves (serve-env's --split rule).
+  if (online && opts.split !== undefined) config.split = opts.split;
   if (opts.controlWeight !== undefined) {
     if (algo !== 'sft') throw new InputError(`--control-weight is ProRAG's warm-up SFT setting, not ${algo}'s`, 'use it with --algo sft');
     config.control_token_weight = opts.controlWeight;

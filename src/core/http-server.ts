@@ -1,6 +1,7 @@
 /** What ragtrail's HTTP servers share: JSON replies, bounded bodies, and errors that carry a status. */
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { InputError } from './errors.js';
 
 /** An error answered with its status and message (4xx for the client's mistakes). */
 export class HttpError extends Error {
@@ -41,14 +42,35 @@ export function parseJsonObject(raw: string, shape: string): Record<string, unkn
   return body as Record<string, unknown>;
 }
 
-/** Starts `server` on host:port (0: a free port) and resolves with the port it got. */
+/**
+ * Starts `server` on host:port (0: a free port) and resolves with the port it got. A port that cannot
+ * be had is the user's to fix (another port or host), so it is an InputError naming the flags.
+ */
 export async function listen(server: Server, port: number, host: string): Promise<number> {
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (e: NodeJS.ErrnoException) => reject(listenError(e, port, host)));
     server.listen(port, host, resolve);
   });
   const addr = server.address();
   return typeof addr === 'object' && addr ? addr.port : port;
+}
+
+/** The error of a failed listen, in the words of the --port and --host flags every server command has. */
+export function listenError(e: NodeJS.ErrnoException, port: number, host: string): Error {
+  const where = `${host}:${port}`;
+  switch (e.code) {
+    case 'EADDRINUSE':
+      return new InputError(`cannot listen on ${where}: the port is in use`, 'pass another --port, or --port 0 for a free one, or stop the process that holds it');
+    case 'EACCES':
+      return new InputError(`cannot listen on ${where}: permission denied`, 'ports below 1024 need privileges: pass a --port from 1024 up, or --port 0 for a free one');
+    case 'EADDRNOTAVAIL':
+      return new InputError(`cannot listen on ${where}: ${host} is not an address of this machine`, 'pass a local --host, e.g. 127.0.0.1, or 0.0.0.0 for every interface');
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return new InputError(`cannot listen on ${where}: the host name ${host} does not resolve`, 'pass --host as an address, e.g. 127.0.0.1');
+    default:
+      return e;
+  }
 }
 
 /**

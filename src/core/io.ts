@@ -95,9 +95,12 @@ export interface TextLine {
   invalidUtf8?: true;
 }
 
-/** The error for a line that is not UTF-8; `--skip-invalid` skips such lines where a command has it. */
-export function invalidUtf8Error(path: string, line: number): InputError {
-  return new InputError(`${path}:${line}: invalid UTF-8`, `${UTF8_HINT}, or pass --skip-invalid to skip such lines`);
+/**
+ * The error for a line that is not UTF-8. `skipFlag` names the caller's flag that skips such lines
+ * (`--skip-invalid`); without one the hint names none, since most commands have no such flag.
+ */
+export function invalidUtf8Error(path: string, line: number, skipFlag?: string): InputError {
+  return new InputError(`${path}:${line}: invalid UTF-8`, `${UTF8_HINT}${skipFlag ? `, or pass ${skipFlag} to skip such lines` : ''}`);
 }
 
 /**
@@ -127,22 +130,26 @@ export async function* readLines(path: string): AsyncGenerator<TextLine> {
   if (carry.length) yield make(Buffer.concat(carry));
 }
 
-function parseJsonAt(text: string, loc: SourceLocation): unknown {
+/** The hint for a record that does not parse; `skipFlag` as in invalidUtf8Error. */
+function parseJsonAt(text: string, loc: SourceLocation, skipFlag?: string): unknown {
   try {
     return JSON.parse(text);
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
-    throw new InputError(`${formatLocation(loc)}: invalid JSON (${why})`, 'fix or remove that line, or pass --skip-invalid');
+    throw new InputError(`${formatLocation(loc)}: invalid JSON (${why})`, `fix or remove that ${loc.record === undefined ? 'line' : 'record'}${skipFlag ? `, or pass ${skipFlag}` : ''}`);
   }
 }
 
-/** Records of a JSON Lines file; blank lines are skipped. An unparsable line throws an InputError naming file:line. */
-export async function* readJsonl(path: string): AsyncGenerator<LocatedValue> {
+/**
+ * Records of a JSON Lines file; blank lines are skipped. An unparsable line throws an InputError
+ * naming file:line (and `skipFlag`, the caller's flag that skips such lines, if it has one).
+ */
+export async function* readJsonl(path: string, skipFlag?: string): AsyncGenerator<LocatedValue> {
   for await (const { text, line, invalidUtf8 } of readLines(path)) {
-    if (invalidUtf8) throw invalidUtf8Error(path, line);
+    if (invalidUtf8) throw invalidUtf8Error(path, line, skipFlag);
     if (text.trim() === '') continue;
     const loc = { file: path, line };
-    yield { value: parseJsonAt(text, loc), loc };
+    yield { value: parseJsonAt(text, loc, skipFlag), loc };
   }
 }
 
@@ -160,7 +167,7 @@ export async function readJsonlValues<T>(path: string): Promise<T[]> {
   return out;
 }
 
-export async function* readJsonArray(path: string): AsyncGenerator<LocatedValue> {
+export async function* readJsonArray(path: string, skipFlag?: string): AsyncGenerator<LocatedValue> {
   let line = 1;
   let started = false; // seen the opening '['
   let finished = false; // seen the closing ']'
@@ -178,7 +185,7 @@ export async function* readJsonArray(path: string): AsyncGenerator<LocatedValue>
     const whole = parts.length > 0 ? parts.join('') + text : text;
     parts = [];
     inElement = false;
-    return { value: parseJsonAt(whole, loc), loc };
+    return { value: parseJsonAt(whole, loc, skipFlag), loc };
   };
 
   for await (const chunk of await openText(path)) {
@@ -253,11 +260,11 @@ async function readWhole(path: string): Promise<string> {
  * Records of a JSON file in any of the layouts datasets ship in: a top-level array, JSON Lines, or a
  * single (possibly pretty-printed) object, which is yielded as one record.
  */
-export async function* readJsonRecords(path: string): AsyncGenerator<LocatedValue> {
+export async function* readJsonRecords(path: string, skipFlag?: string): AsyncGenerator<LocatedValue> {
   const first = await firstSignificantChar(path);
   if (first === '') return;
   if (first === '[') {
-    yield* readJsonArray(path);
+    yield* readJsonArray(path, skipFlag);
     return;
   }
   if (first !== '{') {
@@ -275,7 +282,7 @@ export async function* readJsonRecords(path: string): AsyncGenerator<LocatedValu
     firstLineParses = false;
   }
   if (firstLineParses) {
-    yield* readJsonl(path);
+    yield* readJsonl(path, skipFlag);
     return;
   }
   const whole = await readWhole(path);
@@ -283,7 +290,7 @@ export async function* readJsonRecords(path: string): AsyncGenerator<LocatedValu
   try {
     value = JSON.parse(whole);
   } catch {
-    yield* readJsonl(path); // reports the first bad line with its number
+    yield* readJsonl(path, skipFlag); // reports the first bad line with its number
     return;
   }
   yield { value, loc: { file: path, line: 1 } };

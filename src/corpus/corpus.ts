@@ -113,7 +113,7 @@ export async function* readCorpus(path: string, opts: CorpusReadOptions = {}): A
     }
     let p: Passage;
     try {
-      if (invalidUtf8) throw invalidUtf8Error(path, line);
+      if (invalidUtf8) throw invalidUtf8Error(path, line, '--skip-invalid');
       if (cols) {
         if (text === '') continue;
         p = tsvPassage(path, line, text, cols);

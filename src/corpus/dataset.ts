@@ -42,6 +42,23 @@ export interface LoadOptions {
   onInvalid?: (error: InputError) => void;
   /** Stop after this many questions. */
   limit?: number;
+  /**
+   * The calling command's flags that force a layout and skip bad records, named in error hints.
+   * Without them the hints say how to fix the file itself: a flag named there must exist.
+   */
+  flags?: { format?: string; skipInvalid?: string };
+}
+
+/** The field each layout is recognised by (detectFormat), for the hint of a file that fits none. */
+const DETECTED_BY = 'golden_answers (flashrag), context or supporting_facts (hotpotqa), evidences (2wiki), paragraphs or question_decomposition (musique)';
+
+/**
+ * The hint for a split that holds no question: the splits the file has (from metadata.split), and the
+ * `--split` forms that work. `total` is the number of questions in the file.
+ */
+export function missingSplitHint(splits: ReadonlySet<string>, total: number, flag = '--split'): string {
+  if (splits.size === 0) return `it has no metadata.split: leave ${flag} out to use all ${total} questions`;
+  return `its splits: ${[...splits].map((x) => JSON.stringify(x)).join(', ')}; pick one with ${flag} NAME, or use all ${total} questions with ${flag} ""`;
 }
 
 /** Streams the questions of a dataset file (JSON array, JSON Lines or .gz of either). */
@@ -58,7 +75,9 @@ export async function* loadDataset(path: string, opts: LoadOptions = {}): AsyncG
         if (!format) {
           throw new InputError(
             `${formatLocation(loc)}: cannot tell the dataset layout (fields: ${Object.keys(rec).slice(0, 8).join(', ')})`,
-            `pass --format ${DATASET_FORMATS.join('|')}`,
+            opts.flags?.format
+              ? `pass ${opts.flags.format} ${DATASET_FORMATS.join('|')}, or give the records the fields a layout is recognised by: ${DETECTED_BY}`
+              : `give the records the fields a layout is recognised by: ${DETECTED_BY}`,
           );
         }
       }
@@ -77,7 +96,7 @@ export async function* loadDataset(path: string, opts: LoadOptions = {}): AsyncG
 /** Like readJsonRecords, but with --skip-invalid a JSON Lines line that does not parse is reported and skipped. */
 async function* readJsonRecordsTolerant(path: string, opts: LoadOptions) {
   if (!opts.skipInvalid) {
-    yield* readJsonRecords(path);
+    yield* readJsonRecords(path, opts.flags?.skipInvalid);
     return;
   }
   if ((await firstSignificantChar(path)) === '[') {

@@ -12,10 +12,11 @@ import { checkConfig, intIn, numberIn, readJsonConfig, z } from '../core/config-
 import { InputError } from '../core/errors.js';
 import { parseShard, selectShard } from '../core/shard.js';
 import { protocolNames, protocols } from '../agents/registry.js';
+import { simDataWarning } from '../agents/sim.js';
 import { PRM_CANDIDATES } from '../prm/select.js';
 import type { Question } from '../core/types.js';
 import type { Trajectory } from '../core/trajectory.js';
-import { loadDataset } from '../corpus/dataset.js';
+import { loadDataset, missingSplitHint } from '../corpus/dataset.js';
 import { createLLM } from '../llm/create.js';
 import { TrainedPRM, readPrmPairs } from '../prm/trained.js';
 import type { AnnotationStats } from '../process/stats.js';
@@ -115,12 +116,20 @@ function checkRunDirs(config: EvalConfig): void {
 
 async function questionsOf(d: DatasetSpec, shard?: string): Promise<Question[]> {
   const out: Question[] = [];
+  const splits = new Set<string>();
+  let total = 0;
   for await (const q of loadDataset(d.path)) {
+    total++;
+    if (typeof q.metadata?.['split'] === 'string') splits.add(q.metadata['split']);
     if (d.split && q.metadata?.['split'] !== d.split) continue;
     out.push(q);
     if (d.limit && out.length >= d.limit) break;
   }
-  if (out.length === 0) throw new InputError(`dataset "${d.name}" (${d.path}) has no questions${d.split ? ` in split ${d.split}` : ''}`);
+  if (out.length === 0) {
+    // Without --config the dataset's split is the --split flag; in a config file it is the dataset's "split".
+    if (d.split) throw new InputError(`dataset "${d.name}" (${d.path}) has no questions in split "${d.split}"`, missingSplitHint(splits, total, '--split (or the config\'s datasets[].split)'));
+    throw new InputError(`dataset "${d.name}" (${d.path}) has no questions`, 'the file is empty');
+  }
   // The limit applies before the shard, so that the shards partition the unsharded evaluation.
   return shard ? selectShard(out, parseShard(shard)) : out;
 }
@@ -162,6 +171,8 @@ export async function runEval(config: EvalConfig, log: EvalProgress = () => {}):
       const built = await buildSystem({ tracePrompts: false, ...s }, retriever, llmOptions);
       const dir = runDir(config.out, s.name, d.name);
       log(`${s.name} on ${d.name}: ${built.policy.name}`);
+      const warning = built.policy.kind === 'sim' ? simDataWarning(questions) : undefined;
+      if (warning) log(`warning: ${s.name} on ${d.name}: ${warning}`);
       await runQuestions({
         outDir: dir,
         env: built.env,

@@ -5,10 +5,10 @@
  * - FlashRAG's `intermediate_data.json` (array of `{id, output: {pred}}`), so a FlashRAG run can be rescored as is;
  * - a ragtrail run (its folder or `trajectories.jsonl`), whose lines carry `prediction` and the gold `answers`.
  */
-import { InputError, RecordError } from '../core/errors.js';
+import { formatLocation, InputError, RecordError } from '../core/errors.js';
 import { readJsonRecords } from '../core/io.js';
 import type { Question } from '../core/types.js';
-import { readTrajectories, trajectoriesPath } from './trajectories.js';
+import { trajectoriesPath } from './trajectories.js';
 
 /** id → predicted answer text. */
 export type Predictions = Map<string, string>;
@@ -55,12 +55,23 @@ export async function loadPredictions(location: string): Promise<Predictions> {
   return preds;
 }
 
-/** The gold side of a ragtrail run: each trajectory's question and answers (for scoring without a dataset). */
+/**
+ * The gold side of a predictions file that carries it, for scoring without a dataset: a ragtrail run
+ * (each trajectory's `answers`) or FlashRAG's intermediate_data.json (a JSON array whose records hold
+ * `golden_answers`). Files without gold answers (HotpotQA's, `{id, prediction}` lines) need --dataset.
+ */
 export async function questionsFromRun(location: string): Promise<Question[]> {
+  const path = trajectoriesPath(location);
   const out: Question[] = [];
-  for (const t of await readTrajectories(location)) {
-    if (!Array.isArray(t.answers)) throw new InputError(`${trajectoriesPath(location)}: trajectory ${t.id} carries no gold "answers"`, 'pass --dataset');
-    out.push({ id: t.id, question: t.question, answers: t.answers });
+  for await (const { value, loc } of readJsonRecords(path)) {
+    if (!value || typeof value !== 'object' || Array.isArray(value)) throw new RecordError(loc, '(record)', 'is not a JSON object');
+    const rec = value as Record<string, unknown>;
+    const answers = rec['answers'] ?? rec['golden_answers'];
+    if (!Array.isArray(answers)) throw new InputError(`${formatLocation(loc)}: no gold answers ("answers" or "golden_answers") in this predictions file`, 'pass --dataset FILE with the questions and their gold answers');
+    const id = rec['id'];
+    if (typeof id !== 'string' && typeof id !== 'number') throw new RecordError(loc, 'id', 'is missing');
+    out.push({ id: String(id), question: typeof rec['question'] === 'string' ? rec['question'] : '', answers: answers.map(String) });
   }
+  if (out.length === 0) throw new InputError(`${path}: no records`, 'the file is empty');
   return out;
 }

@@ -68,9 +68,15 @@ function mdTable(head: string[], rows: string[][]): string {
   return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
 }
 
+/** A table in a scrolling box: cells never wrap, and a table wider than the page scrolls instead of stretching it. */
 function htmlTable(head: string[], rows: string[][], groupHead?: string[]): string {
   const g = groupHead ? `<tr>${groupHead.map((h, i) => (i === 0 ? '<th></th>' : `<th colspan="2">${esc(h)}</th>`)).join('')}</tr>` : '';
-  return `<table>${g}<tr>${head.map((h) => `<th>${esc(h)}</th>`).join('')}</tr>${rows.map((r) => `<tr>${r.map((c, i) => (i === 0 ? `<th>${esc(c)}</th>` : `<td>${esc(c)}</td>`)).join('')}</tr>`).join('')}</table>`;
+  return `<div class="table"><table>${g}<tr>${head.map((h) => `<th>${esc(h)}</th>`).join('')}</tr>${rows.map((r) => `<tr>${r.map((c, i) => (i === 0 ? `<th>${esc(c)}</th>` : `<td>${esc(c)}</td>`)).join('')}</tr>`).join('')}</table></div>`;
+}
+
+/** Columns `keep` of a table (head and rows), for splitting a wide table into two that fit the page. */
+function columns(head: string[], rows: string[][], keep: number[]): [string[], string[][]] {
+  return [keep.map((i) => head[i]!), rows.map((r) => keep.map((i) => r[i]!))];
 }
 
 /**
@@ -88,7 +94,8 @@ export function renderMarkdown(r: EvalResults): string {
 
 const CSS = `body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;max-width:980px;color:#222;line-height:1.4}
 h1{font-size:1.5rem}h2{font-size:1.15rem;margin-top:2rem;border-bottom:1px solid #ddd;padding-bottom:.2rem}
-table{border-collapse:collapse;margin:.8rem 0;font-size:.85rem}th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:right}
+table{border-collapse:collapse;margin:.8rem 0;font-size:.85rem}th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:right;white-space:nowrap}
+.table{max-width:100%;overflow-x:auto}
 th{background:#f3f5f8}tr th:first-child{text-align:left}.note{color:#555;font-size:.85rem}svg{display:block;margin:1rem 0;background:#fff}`;
 
 /** `report.html`: one self-contained page (inline CSS and SVG, no scripts, nothing fetched) with the same tables and the plots. */
@@ -103,15 +110,18 @@ export function renderHtml(r: EvalResults): string {
   for (const n of r.notes ?? []) body.push(`<p>${esc(n)}</p>`);
   if (nonLlm.length) body.push(`<p class="note"><b>Non-LLM policies</b> (measure the pipeline, not a language model): ${esc(nonLlm.join(', '))}</p>`);
   body.push('<h2>Main results</h2>', htmlTable(['system', ...datasets.flatMap(() => ['EM', 'F1']), 'EM', 'F1'], mainRows(r), ['', ...datasets, 'Average']));
-  body.push('<h2>Details</h2>', htmlTable(DETAIL_HEAD, detailRows(r)));
+  // The details split in two (answers; process and cost) so that each fits the page without wrapping.
+  const details = detailRows(r);
+  body.push('<h2>Details: answers</h2>', htmlTable(...columns(DETAIL_HEAD, details, [0, 1, 2, 3, 4, 5, 6])));
+  body.push('<h2>Details: process and cost</h2>', htmlTable(...columns(DETAIL_HEAD, details, [0, 1, 7, 8, 9, 10, 11])));
   if (r.config.baseline) body.push(`<h2>Paired tests against ${esc(r.config.baseline)}</h2>`, htmlTable(TEST_HEAD, testRows(r)));
   body.push('<h2>Plots</h2>');
   body.push(
     scatterChart(
       'Accuracy against retrieval count',
       datasets,
-      r.cells.map((c) => ({ x: c.retrievalCount, y: c.acc.mean, label: c.system, series: datasets.indexOf(c.dataset) })),
-      { xLabel: 'mean retrieval count', yLabel: 'Acc' },
+      r.cells.map((c) => ({ x: c.retrievalCount, y: c.acc.mean, low: c.acc.low, high: c.acc.high, label: c.system, series: datasets.indexOf(c.dataset) })),
+      { xLabel: 'mean retrieval count (searches per question)', yLabel: 'Acc' },
     ),
   );
   for (const d of datasets) {
@@ -120,16 +130,21 @@ export function renderHtml(r: EvalResults): string {
       barChart(
         `F1 by number of retrieval steps — ${d}`,
         systems,
-        ['0', '1', '2', '3', '4', '5+'].map((rc, i) => ({ label: `${rc} (${cells.map((c) => c?.f1ByRetrievals[i]?.n ?? 0).join('/')})`, values: cells.map((c) => (c?.f1ByRetrievals[i]?.n ? c.f1ByRetrievals[i]!.f1 : undefined)) })),
-        { yLabel: 'F1', yMax: 1 },
+        ['0', '1', '2', '3', '4', '5+'].map((rc, i) => ({
+          label: rc,
+          values: cells.map((c) => (c?.f1ByRetrievals[i]?.n ? c.f1ByRetrievals[i]!.f1 : undefined)),
+          counts: cells.map((c) => (c?.f1ByRetrievals[i]?.n ? c.f1ByRetrievals[i]!.n : undefined)),
+        })),
+        { yLabel: 'mean F1', yMax: 1, xLabel: 'retrieval steps (searches) in the episode', countOf: 'questions' },
       ),
     );
   }
   if (r.prm) {
-    body.push(barChart(`PRM pair accuracy by preferred action type (${r.prm.n} pairs)`, ['accuracy'], [...Object.entries(r.prm.by_type).map(([k, v]) => ({ label: `${k} (${v.n})`, values: [v.accuracy] })), { label: `all (${r.prm.n})`, values: [r.prm.accuracy] }], { yLabel: 'pair accuracy', yMax: 1 }));
+    const byType = [...Object.entries(r.prm.by_type).map(([k, v]) => ({ label: k, values: [v.accuracy], counts: [v.n] })), { label: 'all', values: [r.prm.accuracy], counts: [r.prm.n] }];
+    body.push(barChart(`PRM pair accuracy by preferred action type (${r.prm.n} pairs)`, ['accuracy'], byType, { yLabel: 'pair accuracy', yMax: 1, xLabel: 'action type of the preferred step', countOf: 'pairs' }));
   }
   if (r.annotation) {
-    body.push(barChart(`Reward gap |ΔQ| of the mined pairs (${r.annotation.pairs} pairs, ${r.annotation.method})`, ['pairs'], r.annotation.gapHistogram.map((h) => ({ label: h.to === null ? `> ${h.from}` : `${h.from}–${h.to}`, values: [h.count] })), { yLabel: 'pairs', digits: 0, integer: true }));
+    body.push(barChart(`Reward gap |ΔQ| of the mined pairs (${r.annotation.pairs} pairs, ${r.annotation.method})`, ['pairs'], r.annotation.gapHistogram.map((h) => ({ label: h.to === null ? `> ${h.from}` : `${h.from}–${h.to}`, values: [h.count] })), { yLabel: 'pairs', xLabel: '|ΔQ| between the preferred and the rejected step', digits: 0, integer: true }));
   }
   for (const c of r.curves ?? []) body.push(lineChart(c.title, c.series, { xLabel: c.xLabel, yLabel: c.yLabel, yMin: c.yMin, yMax: c.yMax }));
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>ragtrail evaluation</title><style>${CSS}</style></head><body>${body.join('\n')}</body></html>\n`;

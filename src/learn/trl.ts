@@ -34,6 +34,8 @@ export interface TrlConfig {
   trainer: Record<string, unknown>;
   env?: { url: string; token: string | null; protocol?: 'tools' | 'search-r1' };
   max_examples?: number;
+  /** grpo/prorag: the questions' split, as `--split` gave it ("" all); absent: train when the rows carry splits, else all. */
+  split?: string;
   /** sft: ProRAG's weight λ of the control-tag tokens in the loss (1 = plain SFT). */
   control_token_weight?: number;
   /** prorag: w in A_out + w·A_step (default 0.3, ProRAG's run script; its code's default is 0.5). */

@@ -319,7 +319,7 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
     index: p('index'), out: evalDir, datasets: [dataset], systems: everything.map((v) => systemOf(v, `openai:http://127.0.0.1:9/v1#${v.checkpoint}`, v.prm ? 'remote:vllm-pooling:http://127.0.0.1:9/pooling' : undefined)),
     baseline: 'SFT', annotation: annDir, seed: o.seed,
   });
-  results.curves = trainingCurves(p('models'));
+  results.curves = trlTrainingCurves(p('models'));
   const seconds = (performance.now() - t0) / 1000;
   results.notes = [
     `The LLM loop on the synthetic world (${o.entities} entities, seed ${o.seed}; ${Object.entries(o.mix).filter(([, w]) => w > 0).map(([t]) => t).join(' and ')} questions): a ${o.model.layers}-layer, ${o.model.hidden}-wide decoder-only transformer with a ${o.model.vocab}-token BPE learned on the world, randomly initialised, trained with TRL on CPU and served with transformers serve. ` +
@@ -334,8 +334,8 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
   return { results, seconds, timings, report: p('report.html') };
 }
 
-/** Loss (and GRPO reward) curves from each TRL run's log_history.jsonl. */
-function trainingCurves(models: string): Curve[] {
+/** Loss (and GRPO reward) curves from each TRL run's log_history.jsonl (exported for the report's render test). */
+export function trlTrainingCurves(models: string): Curve[] {
   const read = (name: string) => {
     const path = join(models, name, 'log_history.jsonl');
     if (!existsSync(path)) return [];
@@ -344,8 +344,11 @@ function trainingCurves(models: string): Curve[] {
   const series = (name: string, key: string) => ({ name, points: read(name).filter((r) => typeof r[key] === 'number' && r['step'] !== undefined && !('train_runtime' in r)).map((r) => ({ x: r['step']!, y: r[key]! })) });
   return [
     { title: 'Warm-up and SFT (TRL SFTTrainer): loss on the assistant tokens', xLabel: 'step', yLabel: 'loss', series: [series('warmup', 'loss'), series('sft', 'loss'), series('direct', 'loss')], yMin: 0 },
-    { title: 'Step-DPO (TRL DPOTrainer): loss and reward accuracy', xLabel: 'step', yLabel: 'value', series: [series('dpo', 'loss'), series('dpo', 'rewards/accuracies')], yMin: 0 },
+    // A loss and an accuracy do not share a unit: each gets its own chart and axis.
+    { title: 'Step-DPO (TRL DPOTrainer): loss', xLabel: 'step', yLabel: 'DPO loss', series: [{ ...series('dpo', 'loss'), name: 'dpo loss' }], yMin: 0 },
+    { title: 'Step-DPO (TRL DPOTrainer): reward accuracy (chosen step rewarded higher)', xLabel: 'step', yLabel: 'reward accuracy', series: [{ ...series('dpo', 'rewards/accuracies'), name: 'dpo reward accuracy' }], yMin: 0, yMax: 1 },
     { title: 'GRPO (TRL GRPOTrainer): mean episode reward (EM)', xLabel: 'step', yLabel: 'reward', series: [series('grpo', 'reward')], yMin: 0 },
-    { title: 'PRM (TRL RewardTrainer): loss and pair accuracy', xLabel: 'step', yLabel: 'value', series: [series('prm', 'loss'), series('prm', 'accuracy')], yMin: 0 },
+    { title: 'PRM (TRL RewardTrainer): loss', xLabel: 'step', yLabel: 'PRM loss', series: [{ ...series('prm', 'loss'), name: 'prm loss' }], yMin: 0 },
+    { title: 'PRM (TRL RewardTrainer): pair accuracy', xLabel: 'step', yLabel: 'pair accuracy', series: [{ ...series('prm', 'accuracy'), name: 'prm pair accuracy' }], yMin: 0, yMax: 1 },
   ].map((c) => ({ ...c, series: c.series.filter((s) => s.points.length > 0) })).filter((c) => c.series.length > 0);
 }

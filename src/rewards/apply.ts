@@ -11,7 +11,7 @@ import { episodeFromJson, episodeTrajectory } from './episode.js';
 import type { Trajectory } from '../core/trajectory.js';
 import type { Embedder } from '../retrieval/embedders/embedder.js';
 import type { Judge } from './judge.js';
-import type { ComposedScheme } from './schemes.js';
+import { type ComposedScheme, SCHEMES } from './schemes.js';
 import type { RewardContext } from './types.js';
 
 /** One line of a rewards file: the question id with the scheme's total and components. */
@@ -82,6 +82,29 @@ export function writeRewards(path: string, records: readonly RewardRecord[]): vo
 export function addToSums(sums: Record<string, number>, r: { total: number; components: Record<string, number> }): void {
   sums['total'] = (sums['total'] ?? 0) + r.total;
   for (const [k, v] of Object.entries(r.components)) sums[k] = (sums[k] ?? 0) + v;
+}
+
+/**
+ * A warning when a term of the scheme checks one protocol's format and the trajectories follow
+ * another (`lws-*` on a reasonrag run, `arena` on a search-r1 run): every such trajectory would score
+ * as a format failure. `agents` are the trajectories' protocols, one entry per trajectory.
+ */
+export function protocolMismatch(scheme: ComposedScheme, agents: readonly string[]): string | undefined {
+  const problems: string[] = [];
+  const others = new Set<string>();
+  const wanted = new Set<string>();
+  for (const { scheme: s } of scheme.terms) {
+    if (!s.protocol || !s.formatComponent) continue;
+    const off = agents.filter((a) => a !== s.protocol);
+    if (off.length === 0) continue;
+    off.forEach((a) => others.add(a));
+    wanted.add(s.protocol);
+    problems.push(`${s.name} checks the ${s.protocol} format (its "${s.formatComponent}" component) but ${off.length} of ${agents.length} trajectories follow ${[...new Set(off)].join(', ')}`);
+  }
+  if (problems.length === 0) return undefined;
+  const fitting = Object.values(SCHEMES).filter((s) => s.protocol !== undefined && others.has(s.protocol)).map((s) => s.name);
+  const own = fitting.length ? `a scheme of their protocol (${fitting.join(', ')}) or ` : '';
+  return `${problems.join('; ')}: each of those scores as a format failure. To fix, score them with ${own}a protocol-free scheme (em, f1, correct, discounted), or run the agent with ${[...wanted].map((p) => `--agent ${p}`).join(' / ')}`;
 }
 
 /** The protocol that reads episode texts for a scheme: `agent` if given, else the first term's own. */

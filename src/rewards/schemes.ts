@@ -80,6 +80,7 @@ function lwsScheme(stage: 1 | 2): RewardScheme {
     // embedder "": the caller's embedder (the command's --embedder), else the lexical hash:512; a spec overrides both.
     defaults: { beta: 0.3, correct: 'em', threshold: 0.5, strict: false, embedder: '', similarity: 'mean', maxWords: 8, maxFunctionWords: 2 },
     protocol: 'search-r1',
+    formatComponent: 'format',
     async compute(ctx, o) {
       const t = ctx.trajectory;
       const spec = String(o['embedder']);
@@ -143,6 +144,7 @@ export const SCHEMES: Record<string, RewardScheme> = {
     components: ['format', 'accuracy', 'relevance', 'bonus'],
     defaults: { bonus: 10, underscore: true, compat: 'paper', relevance_weight: 1 },
     protocol: 'arena',
+    formatComponent: 'format',
     compute(ctx, o) {
       const w = num(o, 'relevance_weight');
       if (!Number.isFinite(w) || w < 0) throw new InputError(`arena: relevance_weight must be a number ≥ 0, got "${o['relevance_weight']}"`, 'e.g. --option relevance_weight=0 (no relevance reward)');
@@ -163,6 +165,7 @@ export const SCHEMES: Record<string, RewardScheme> = {
     components: ['answer', 'workflow'],
     defaults: { form: 'code', lambdaO: 1, compat: 'paper' },
     protocol: 'prorag',
+    formatComponent: 'workflow',
     compute(ctx, o) {
       if (authorsMode('prorag-outcome', o)) {
         const ep = episodeOf(ctx);
@@ -214,6 +217,7 @@ export const SCHEMES: Record<string, RewardScheme> = {
     components: ['em', 'valid', 'retrieval'],
     defaults: { structure_format_score: 0.2, final_format_score: 0.1, retrieval_score: 0, format_score: 0, compat: 'paper' },
     protocol: 'search-r1',
+    formatComponent: 'valid',
     compute(ctx, o) {
       const w = { structure: num(o, 'structure_format_score'), finalFormat: num(o, 'final_format_score'), retrieval: num(o, 'retrieval_score') };
       if (authorsMode('search-r1-format', o)) {

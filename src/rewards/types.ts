@@ -50,6 +50,11 @@ export interface RewardScheme {
   /** The protocol whose parser reads an episode text for this scheme (default mode). */
   protocol?: AgentName;
   /**
+   * The component that checks an episode against `protocol`'s format. Trajectories of another
+   * protocol fail it every time, so scoring them is warned about (`protocolMismatch`).
+   */
+  formatComponent?: string;
+  /**
    * The reward of `ctx.trajectory` under `options` (the scheme's defaults with any overrides applied).
    * Should be a pure function of its inputs; throw an InputError when it needs something `ctx` lacks.
    */

@@ -152,7 +152,9 @@ describe('malformed input', () => {
     assert.deepEqual(invalid.map((e) => e.message.split(':').slice(1, 2)[0]), ['2', '3', '4']);
     assert.match(invalid[2]?.message ?? '', /"1" repeats an earlier question's id/);
   });
-  it('an unknown layout says which flag to pass', async () => {
-    await assert.rejects(collectAll(loadDataset(file('odd.jsonl', '{"foo":1}\n'))), /cannot tell the dataset layout.*--format flashrag\|hotpotqa\|2wiki\|musique/);
+  it("an unknown layout names the caller's layout flag, or none when it has none", async () => {
+    const odd = file('odd.jsonl', '{"foo":1}\n');
+    await assert.rejects(collectAll(loadDataset(odd, { flags: { format: '--dataset-format' } })), /cannot tell the dataset layout.*\(pass --dataset-format flashrag\|hotpotqa\|2wiki\|musique, or give the records the fields/);
+    await assert.rejects(collectAll(loadDataset(odd)), (e: Error) => /cannot tell the dataset layout \(fields: foo\) \(give the records the fields a layout is recognised by: golden_answers \(flashrag\)/.test(e.message) && !/--/.test(e.message));
   });
 });
