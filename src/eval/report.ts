@@ -141,7 +141,7 @@ export function renderHtml(r: EvalResults): string {
   }
   if (r.prm) {
     const byType = [...Object.entries(r.prm.by_type).map(([k, v]) => ({ label: k, values: [v.accuracy], counts: [v.n] })), { label: 'all', values: [r.prm.accuracy], counts: [r.prm.n] }];
-    body.push(barChart(`PRM pair accuracy by preferred action type (${r.prm.n} pairs)`, ['accuracy'], byType, { yLabel: 'pair accuracy', yMax: 1, xLabel: 'action type of the preferred step', countOf: 'pairs' }));
+    body.push(barChart(`PRM pair accuracy by preferred action type (${r.prm.n} pairs)`, ['accuracy'], byType, { yLabel: 'pair accuracy', yMax: 1, xLabel: 'action type of the preferred step (A answer, Q query, E evidence, X invalid)', countOf: 'pairs' }));
   }
   if (r.annotation) {
     body.push(barChart(`Reward gap |ΔQ| of the mined pairs (${r.annotation.pairs} pairs, ${r.annotation.method})`, ['pairs'], r.annotation.gapHistogram.map((h) => ({ label: h.to === null ? `> ${h.from}` : `${h.from}–${h.to}`, values: [h.count] })), { yLabel: 'pairs', xLabel: '|ΔQ| between the preferred and the rejected step', digits: 0, integer: true }));
