@@ -9,6 +9,7 @@ import { registerAnnotate } from './annotate.js';
 import { registerCorpus } from './corpus.js';
 import { registerDemo } from './demo.js';
 import { registerLlmLoop } from './llm-loop.js';
+import { registerExportGguf } from './export-gguf.js';
 import { registerEval } from './eval.js';
 import { registerImport } from './import.js';
 import { registerIndex } from './index-cmd.js';
@@ -32,6 +33,7 @@ export function buildProgram(): Command {
     .configureOutput({ outputError: (str, write) => write(`ragtrail: ${str.replace(/^error: /, '').trim()}\n`) });
   registerDemo(program);
   registerLlmLoop(program);
+  registerExportGguf(program);
   registerPipeline(program);
   registerWorld(program);
   registerCorpus(program);
