@@ -15,7 +15,7 @@
  * Every stage leaves its output in OUT and is skipped when that output is complete, so a run that
  * was interrupted (even by kill -9) resumes where it stopped; evaluation runs resume per question.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { getProtocol } from '../agents/registry.js';
 import { LlmPolicy } from '../agents/policy.js';
@@ -229,8 +229,11 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
     try {
       let policySpec: string;
       if (llama) {
-        // The checkpoint as GGUF beside the other models, run by node-llama-cpp in this process.
-        const gguf = p('models', 'gguf', `${checkpoint.split('/').pop()}.gguf`);
+        // The checkpoint as GGUF beside the other models, run by node-llama-cpp in this process. The
+        // name carries the weights' size and time: the spec keys the response cache, and a retrained
+        // checkpoint must not be answered from its predecessor's entries.
+        const weights = statSync(join(checkpoint, 'model.safetensors'));
+        const gguf = p('models', 'gguf', `${checkpoint.split('/').pop()}-${weights.size.toString(36)}${Math.floor(weights.mtimeMs).toString(36)}.gguf`);
         exportGguf(python, checkpoint, gguf);
         policySpec = `llama:${gguf}`;
       } else {
