@@ -15,11 +15,17 @@ const INSTRUCTIONS = `Answer the question below. Whenever you receive new inform
 const RETRY = 'Your last turn had neither a <search> query nor an <answer>. To search, put the query between <search> and </search>; to finish, put the answer between <answer> and </answer>.';
 const FORCE = 'You have no searches left. Give your final answer now between <answer> and </answer>.';
 
-/** A model turn as it should be shown back to the model: closed tags even if generation stopped early. */
+/**
+ * A model turn as it should be shown back to the model: closed tags even if generation stopped early.
+ * A turn cut at its stop string keeps the text before it as written (`<search> q ` + `</search>`), as
+ * Search-R1's transcript keeps the generation up to and including the stop string: so a backend that
+ * drops stop strings (vLLM, llama.cpp) and one that keeps them (transformers serve) give the model
+ * the same next prompt.
+ */
 function closedTurn(raw: string, action: Action): string {
   const t = raw.trimEnd();
-  if (action.type === 'search' && !t.endsWith('</search>')) return `${t}</search>`;
-  if (action.type === 'answer' && !t.endsWith('</answer>')) return `${t}</answer>`;
+  if (action.type === 'search' && !t.endsWith('</search>')) return `${raw}</search>`;
+  if (action.type === 'answer' && !t.endsWith('</answer>')) return `${raw}</answer>`;
   return t;
 }
 

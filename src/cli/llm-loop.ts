@@ -1,7 +1,7 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { QUESTION_TYPES, type QuestionMix } from '../corpus/world/index.js';
 import { LLM_LOOP_DEFAULTS, type LlmLoopOptions, runLlmLoop } from '../pipelines/llm-loop.js';
-import { intArg } from './options.js';
+import { choiceArg, intArg } from './options.js';
 import { resultsTable } from './table.js';
 
 /** The command's flags: the loop's options with the model's size flattened into --hidden, --layers, --heads, --vocab. */
@@ -50,6 +50,7 @@ export function registerLlmLoop(program: Command): void {
     .option('--n <n>', 'candidates per step for PRM best-of-N', intArg(2, 64), d.n)
     .option('--seed <n>', 'seed of the world, the initial weights and the samples', intArg(0), d.seed)
     .option('--venv <dir>', 'Python venv for TRL (default $RAGTRAIL_VENV or ~/.cache/ragtrail/trl-venv; created on first use)')
+    .option('--serve <how>', 'how policy checkpoints are run for evaluation and annotation: transformers (`transformers serve`) or llama (exported to GGUF, run by node-llama-cpp in-process; see `ragtrail export-gguf`)', choiceArg(['transformers', 'llama'] as const), 'transformers')
     .action(async (opts: LoopOpts) => {
       const options: Partial<LlmLoopOptions> & { out: string } = {
         ...opts, mix: opts.questionTypes, model: { hidden: opts.hidden, layers: opts.layers, heads: opts.heads, vocab: opts.vocab }, log: (l) => console.error(l),

@@ -10,6 +10,7 @@ import { registerCorpus } from './corpus.js';
 import { registerDemo } from './demo.js';
 import { registerDownload } from './download.js';
 import { registerLlmLoop } from './llm-loop.js';
+import { registerExportGguf } from './export-gguf.js';
 import { registerEval } from './eval.js';
 import { registerImport } from './import.js';
 import { registerIndex } from './index-cmd.js';
@@ -39,6 +40,7 @@ export function buildProgram(): Command {
     .option('--plugin <file>', 'an ES module that registers protocols, reward schemes, retrievers, LLM backends, PRMs or policies (repeatable; see the README, "ragtrail as a library")', collect);
   registerDemo(program);
   registerLlmLoop(program);
+  registerExportGguf(program);
   registerPipeline(program);
   registerWorld(program);
   registerCorpus(program);

@@ -107,8 +107,35 @@ export class OpenAICompatibleLLM implements LLM {
         const lp = c.logprobs;
         if (lp?.content) choice.logprobs = { tokens: lp.content.map((t) => t.token), logprobs: lp.content.map((t) => t.logprob) };
         else if (lp?.tokens && lp.token_logprobs) choice.logprobs = { tokens: lp.tokens, logprobs: lp.token_logprobs.map((x) => x ?? 0) };
-        return choice;
+        return req.stop?.length ? cutAtStop(choice, req.stop) : choice;
       });
     return { choices, usage: { promptTokens: reply.usage?.prompt_tokens ?? 0, completionTokens: reply.usage?.completion_tokens ?? 0 } };
   }
+}
+
+/**
+ * The text before the first stop string, as the request's contract says (GenerateRequest.stop). Not
+ * every server keeps it: `transformers serve` returns the stop string with the text, and with
+ * continuous batching it ignores stop strings and goes on to the end of the turn. Token logprobs
+ * are kept for the tokens that start before the cut.
+ */
+export function cutAtStop(choice: Choice, stop: readonly string[]): Choice {
+  let at = -1;
+  for (const s of stop) {
+    const i = s ? choice.text.indexOf(s) : -1;
+    if (i >= 0 && (at < 0 || i < at)) at = i;
+  }
+  if (at < 0) return choice;
+  const cut: Choice = { ...choice, text: choice.text.slice(0, at), finishReason: 'stop' };
+  if (choice.logprobs) {
+    let start = 0;
+    let keep = 0;
+    for (const t of choice.logprobs.tokens) {
+      if (start >= at) break;
+      start += t.length;
+      keep++;
+    }
+    cut.logprobs = { tokens: choice.logprobs.tokens.slice(0, keep), logprobs: choice.logprobs.logprobs.slice(0, keep) };
+  }
+  return cut;
 }

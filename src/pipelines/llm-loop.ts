@@ -15,7 +15,7 @@
  * Every stage leaves its output in OUT and is skipped when that output is complete, so a run that
  * was interrupted (even by kill -9) resumes where it stopped; evaluation runs resume per question.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { getProtocol } from '../agents/registry.js';
 import { LlmPolicy } from '../agents/policy.js';
@@ -43,6 +43,7 @@ import { buildIndex, openRetriever } from '../retrieval/index-dir.js';
 import { readJsonlValues, writeJsonl } from '../core/io.js';
 import { EnvService } from '../env/serve/env-service.js';
 import { type PythonService, serveModel, servePrm } from '../learn/python-service.js';
+import { exportGguf } from '../learn/gguf.js';
 import { withLoopbackEnvServer } from '../env/serve/serve-env.js';
 import { copyExample, quoteExamples } from './warmup.js';
 import { ensureVenv, runTrl, type TrlConfig, writeTrlConfig } from '../learn/trl.js';
@@ -82,6 +83,9 @@ export interface LlmLoopOptions {
   n: number;
   seed: number;
   venv?: string;
+  /** How policy checkpoints are served for evaluation and annotation: `transformers serve` (default), or
+   * exported to GGUF and run in-process by node-llama-cpp (`llama:`); a PRM is served by Python either way. */
+  serve?: 'transformers' | 'llama';
   log?: (line: string) => void;
 }
 
@@ -214,23 +218,36 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
 
   // Evaluation of one variant: serve its checkpoint (and PRM), run the agent over the test questions.
   const evalDir = p('eval');
+  const llama = o.serve === 'llama';
   const systemOf = (v: Variant, llm: string, prm?: string): SystemSpec & { name: string; resumeKey: string } => ({
-    name: v.name, agent: AGENT, llm, topK: o.topK, maxTurns: o.maxTurns, maxTokens: 96, resumeKey: `${v.checkpoint}${v.prm ? ` + ${v.prm}` : ''}`,
+    name: v.name, agent: AGENT, llm, topK: o.topK, maxTurns: o.maxTurns, maxTokens: 96, resumeKey: `${v.checkpoint}${llama ? ' (GGUF, llama.cpp)' : ''}${v.prm ? ` + ${v.prm}` : ''}`,
     ...(prm ? { select: 'prm' as const, prm, n: o.n, temperature: 1 } : {}),
   });
   const dataset = { name: 'world-test', path: questionsPath, split: 'test', limit: o.testQuestions };
   const withServed = async <T>(checkpoint: string, prm: string | undefined, f: (llm: string, prm?: string) => Promise<T>): Promise<T> => {
     const services: PythonService[] = [];
     try {
-      const model = await serveModel(python, checkpoint, p('logs', `serve-${checkpoint.split('/').pop()}.log`), { batching: true });
-      services.push(model);
+      let policySpec: string;
+      if (llama) {
+        // The checkpoint as GGUF beside the other models, run by node-llama-cpp in this process. The
+        // name carries the weights' size and time: the spec keys the response cache, and a retrained
+        // checkpoint must not be answered from its predecessor's entries.
+        const weights = statSync(join(checkpoint, 'model.safetensors'));
+        const gguf = p('models', 'gguf', `${checkpoint.split('/').pop()}-${weights.size.toString(36)}${Math.floor(weights.mtimeMs).toString(36)}.gguf`);
+        exportGguf(python, checkpoint, gguf);
+        policySpec = `llama:${gguf}`;
+      } else {
+        const model = await serveModel(python, checkpoint, p('logs', `serve-${checkpoint.split('/').pop()}.log`), { batching: true });
+        services.push(model);
+        policySpec = model.spec;
+      }
       let prmSpec: string | undefined;
       if (prm) {
         const s = await servePrm(python, prm, p('logs', `serve-prm.log`));
         services.push(s);
         prmSpec = s.spec;
       }
-      return await f(model.spec, prmSpec);
+      return await f(policySpec, prmSpec);
     } finally {
       for (const s of services) await s.stop();
     }
@@ -248,7 +265,7 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
     { name: 'no retrieval (question → answer SFT)', checkpoint: p('models', 'direct') },
     { name: 'SFT', checkpoint: p('models', 'sft') },
   ];
-  log(`[4/8] serving the SFT models with transformers serve; ${test.length} held-out questions each`);
+  log(`[4/8] serving the SFT models with ${llama ? 'llama.cpp (GGUF exports)' : 'transformers serve'}; ${test.length} held-out questions each`);
   for (const v of variants) await evaluate(v);
 
   log(`[5/8] MCTS + SPRE annotation of ${budgetQs.length} training questions with the served SFT model (temperature 1)`);
@@ -322,7 +339,7 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
   results.curves = trlTrainingCurves(p('models'));
   const seconds = (performance.now() - t0) / 1000;
   results.notes = [
-    `The LLM loop on the synthetic world (${o.entities} entities, seed ${o.seed}; ${Object.entries(o.mix).filter(([, w]) => w > 0).map(([t]) => t).join(' and ')} questions): a ${o.model.layers}-layer, ${o.model.hidden}-wide decoder-only transformer with a ${o.model.vocab}-token BPE learned on the world, randomly initialised, trained with TRL on CPU and served with transformers serve. ` +
+    `The LLM loop on the synthetic world (${o.entities} entities, seed ${o.seed}; ${Object.entries(o.mix).filter(([, w]) => w > 0).map(([t]) => t).join(' and ')} questions): a ${o.model.layers}-layer, ${o.model.hidden}-wide decoder-only transformer with a ${o.model.vocab}-token BPE learned on the world, randomly initialised, trained with TRL on CPU and served with ${llama ? 'llama.cpp (node-llama-cpp, each checkpoint exported to GGUF)' : 'transformers serve'}. ` +
       `SFT: ${o.sftEpochs} epochs on successful oracle and sim episodes of the ${train.length} training questions in the ${AGENT} protocol (top-${o.topK} documents, at most ${o.maxTurns} turns). No retrieval: the same warmed-up model trained on question → answer pairs only (${o.directEpochs} epochs). Both start from a warm-up, the stand-in for pretraining that teaches a model from random weights to copy what it has read: ${o.warmupEpochs} epochs on copy examples (each passage, then the same passage again)${o.quoteEpochs > 0 ? `, then ${o.quoteEpochs} on quote examples (${o.topK} passages as a search result, then each of their sentences quoted in random order, the format in which the demonstrations' thoughts quote their evidence)` : ''}. ` +
       `Step-DPO: ${pairs.length} pairs from MCTS + SPRE trees (${o.simulations} simulations, ${o.rollouts} rollouts per node) built by the served SFT model on ${budgetQs.length} training questions. GRPO: ${o.grpoSteps} steps (4 rollouts per question) on the same ${budgetQs.length} questions, rewards (EM) from the environment server. PRM: TRL RewardTrainer on the same pairs; best-of-${o.n} samples ${o.n} steps at temperature 1 and executes the one the PRM scores highest. Significance is against SFT (paired t-test and bootstrap).`,
     `Wall time of this invocation ${seconds.toFixed(0)} s${Object.keys(timings).length ? `: ${Object.entries(timings).map(([k, v]) => `${k} ${v.toFixed(0)} s`).join(', ')}` : ''}.`,

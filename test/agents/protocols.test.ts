@@ -95,6 +95,12 @@ describe('search-r1', () => {
     assert.match(m[5]!.content, /final answer now/);
     assert.deepEqual(p.defaults.stop, ['</search>', '</answer>']);
   });
+  it('shows a turn cut at its stop string as the backends that keep the stop string do', () => {
+    const cut = { action: { type: 'search', query: 'q' }, raw: '<think>a</think>\n<search> q ', docs } as Step;
+    const kept = { ...cut, raw: '<think>a</think>\n<search> q </search>' } as Step;
+    assert.equal(p.render(state([cut]))[1]!.content, '<think>a</think>\n<search> q </search>');
+    assert.equal(p.render(state([kept]))[1]!.content, p.render(state([cut]))[1]!.content);
+  });
   it('splits a whole transcript and its FlashRAG document lines', () => {
     const t = '<think>a</think> <search> q1 </search>\n\n<information>Doc 1(Title: "A B") first text\nDoc 2(Title: C (film)) second</information>\n\n<answer> X </answer>';
     const parts = searchR1Turns(t);

@@ -7,7 +7,7 @@ import { InputError } from '../../src/core/errors.js';
 import { KvStore } from '../../src/core/kvstore.js';
 import { createBackend, createLLM } from '../../src/llm/create.js';
 import { CachedLLM, requestKey } from '../../src/llm/middleware.js';
-import { OpenAICompatibleLLM } from '../../src/llm/openai.js';
+import { cutAtStop, OpenAICompatibleLLM } from '../../src/llm/openai.js';
 import { ScriptedLLM } from '../../src/llm/scripted.js';
 import { sequenceLogprob } from '../../src/llm/types.js';
 import { startFakeOpenAI } from '../fixtures/fake-openai.js';
@@ -92,16 +92,40 @@ describe('OpenAI-compatible backend', () => {
     }
   });
 
+  it('cuts the text at the first stop string when a server keeps it or goes past it (transformers serve)', async () => {
+    const fake = await startFakeOpenAI(() => '<think>a</think> <search> q </search> more text </answer>', { maxN: 1 });
+    try {
+      const llm = new OpenAICompatibleLLM(fake.url, 'm', fastRetry);
+      const res = await llm.generate({ messages: [{ role: 'user', content: 'hi' }], stop: ['</answer>', '</search>'], logprobs: true });
+      assert.equal(res.choices[0]!.text, '<think>a</think> <search> q ');
+      assert.equal(res.choices[0]!.finishReason, 'stop');
+      const plain = await llm.generate({ messages: [{ role: 'user', content: 'hi' }] });
+      assert.equal(plain.choices[0]!.text, '<think>a</think> <search> q </search> more text </answer>');
+    } finally {
+      await fake.close();
+    }
+    assert.deepEqual(cutAtStop({ text: 'ab</s>cd', finishReason: 'stop', logprobs: { tokens: ['ab', '</s>', 'cd'], logprobs: [-1, -2, -3] } }, ['</s>']).logprobs, { tokens: ['ab'], logprobs: [-1] });
+  });
+
   it('parses specs and says what is wrong', async () => {
     assert.equal((await createBackend('openai:http://127.0.0.1:8000/v1#Qwen2.5-7B-Instruct')).spec, 'openai:http://127.0.0.1:8000/v1#Qwen2.5-7B-Instruct');
     await assert.rejects(createBackend('openai:127.0.0.1:8000#m'), /expected openai:<baseURL>#<model>/);
     await assert.rejects(createBackend('openai:http://x/v1#'), /expected openai:<baseURL>#<model>/);
     await assert.rejects(createBackend('gpt4'), (e: Error) => e instanceof InputError && /unknown llm "gpt4"/.test(e.message));
     await assert.rejects(createBackend('llama:/no/such/model.gguf'), /no such model file/);
-    // A model file that exists, without the optional package installed: say how to add it.
+    // A model file that exists: without the optional package, say how to add it; with it, that the file is no model.
     const gguf = join(tmp.dir, 'model.gguf');
     writeFileSync(gguf, 'GGUF');
-    await assert.rejects(createBackend(`llama:${gguf}`), /needs the optional package node-llama-cpp \(run `npm install node-llama-cpp`/);
+    const saved = process.env['RAGTRAIL_NODE_LLAMA_CPP'];
+    process.env['RAGTRAIL_NODE_LLAMA_CPP'] = join(tmp.dir, 'no-such-folder');
+    try {
+      await assert.rejects(createBackend(`llama:${gguf}`), (e: Error) => e instanceof InputError &&
+        (/needs the optional package node-llama-cpp.*\(run `npm install node-llama-cpp`.*npm install --prefix .*no-such-folder --omit=optional node-llama-cpp@/.test(e.message) ||
+          /cannot load this file/.test(e.message)));
+    } finally {
+      if (saved === undefined) delete process.env['RAGTRAIL_NODE_LLAMA_CPP'];
+      else process.env['RAGTRAIL_NODE_LLAMA_CPP'] = saved;
+    }
   });
 });
 

@@ -5,6 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { InputError } from '../../core/errors.js';
+import { loadNodeLlamaCpp } from '../../llm/node-llama-cpp.js';
 import { type Embedder, l2normalize } from './embedder.js';
 
 interface LlamaEmbeddingContextLike {
@@ -23,13 +24,8 @@ export class LlamaCppEmbedder implements Embedder {
 
   static async load(modelPath: string): Promise<LlamaCppEmbedder> {
     if (!existsSync(modelPath)) throw new InputError(`embedder llama:${modelPath}: no such model file`, 'pass the path of a local .gguf embedding model');
-    let mod: { getLlama: (o: object) => Promise<{ loadModel(o: { modelPath: string }): Promise<{ createEmbeddingContext(): Promise<LlamaEmbeddingContextLike> }> }> };
-    try {
-      const name = 'node-llama-cpp'; // a variable keeps TypeScript from requiring the optional package's types
-      mod = (await import(name)) as typeof mod;
-    } catch {
-      throw new InputError('embedder llama: needs the optional package node-llama-cpp', 'run `npm install node-llama-cpp` in your project');
-    }
+    type Mod = { getLlama: (o: object) => Promise<{ loadModel(o: { modelPath: string }): Promise<{ createEmbeddingContext(): Promise<LlamaEmbeddingContextLike> }> }> };
+    const { mod } = await loadNodeLlamaCpp<Mod>('embedder llama');
     const llama = await mod.getLlama({ build: 'never' });
     const model = await llama.loadModel({ modelPath });
     return new LlamaCppEmbedder(`llama:${modelPath}`, await model.createEmbeddingContext());
