@@ -15,7 +15,7 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { InputError, RagtrailError } from '../core/errors.js';
-import { loadNodeLlamaCpp } from './node-llama-cpp.js';
+import { loadNodeLlamaCpp } from '../core/node-llama-cpp.js';
 import { type Choice, type GenerateRequest, type GenerateResult, type LLM, type Message, messagesToPrompt } from './types.js';
 
 /* The slice of node-llama-cpp's API used here (its own types are not a dependency of ragtrail). */

@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { InputError } from '../../core/errors.js';
-import { loadNodeLlamaCpp } from '../../llm/node-llama-cpp.js';
+import { loadNodeLlamaCpp } from '../../core/node-llama-cpp.js';
 import { type Embedder, l2normalize } from './embedder.js';
 
 interface LlamaEmbeddingContextLike {

@@ -12,7 +12,7 @@ import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { InputError } from '../core/errors.js';
+import { InputError } from './errors.js';
 
 export const NODE_LLAMA_CPP_VERSION = '3.22.1';
 
