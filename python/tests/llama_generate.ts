@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { InputError } from '../../src/core/errors.js';
 import { LlamaCppLLM } from '../../src/llm/llama.js';
-import { loadNodeLlamaCpp } from '../../src/llm/node-llama-cpp.js';
+import { loadNodeLlamaCpp } from '../../src/core/node-llama-cpp.js';
 import type { Message } from '../../src/llm/types.js';
 
 try {
