@@ -221,7 +221,7 @@ export class Mcts {
     const child = this.tree.add(node, (await this.env.step(node.state, move)).state);
     this.stats.expansions++;
     if (child.terminal) {
-      child.score = await this.outcomeOf(child.state);
+      child.score = this.opts.outcome ? await this.opts.outcome(child.state) : this.answerScore(child.state);
       if (lastAnswer(child.state).trim() !== '') this.tree.markAnswered(child);
     }
     const value = await this.evaluate(child);
@@ -244,7 +244,7 @@ export class Mcts {
     });
     for (const d of distinct) {
       const child = this.tree.add(node, (await this.env.step(node.state, d.move)).state, { prior: d.prior });
-      if (child.terminal) child.score = await this.outcomeOf(child.state);
+      if (child.terminal) child.score = this.opts.outcome ? await this.opts.outcome(child.state) : this.answerScore(child.state);
       this.stats.expansions++;
     }
     const children = this.tree.children(node);
@@ -255,9 +255,10 @@ export class Mcts {
     return { leaf: pick, value, path: [...job.path, pick] };
   }
 
-  /** The outcome score of a finished episode (F1 of its answer unless `outcome` is set). */
-  private async outcomeOf(state: State): Promise<number> {
-    return this.opts.outcome ? this.opts.outcome(state) : f1Score(lastAnswer(state), state.question.answers).f1;
+  /** F1 of a finished episode's answer. Synchronous on purpose: an extra await here would reorder the
+   * concurrent expansions of a batch (node ids, hence seeds), changing every tree the default makes. */
+  private answerScore(state: State): number {
+    return f1Score(lastAnswer(state), state.question.answers).f1;
   }
 
   /** PUCT simulation: one rollout from the node to an answer, scored by F1 or binary correctness. */
