@@ -10,12 +10,16 @@
  * same machine load (this machine is shared: absolute figures drift, same-moment ratios less so).
  * Options: --n 200000 --dim 768 --queries 200 --k 10 --threads 1 --quantize none,int8,binary (flat)
  *          --hnsw none,int8,binary (graphs; '' for none) --faiss-python $RAGTRAIL_BENCH_PYTHON or .venv-bench/bin/python
- *          (empty: skip faiss) --js-queries 5
+ *          (empty: skip faiss) --js-queries 5 --faiss flat,sq8,hnsw,ivfpq (which anchors; hnsw runs only with --hnsw)
+ * Memory: ragtrail's exact flat index holds N × dim float32 in RAM; the run refuses to start when that
+ * plus a 3 GiB margin exceeds the memory available (it would push the shared machine into OOM), and
+ * it is released before faiss starts. faiss's IndexFlatIP (a second copy) is replaced by faiss.knn over
+ * the memory-mapped file when the copy would not fit.
  * The vectors are cached in the temp dir, so re-runs at the same size skip generating them.
  */
 import { execFileSync } from 'node:child_process';
 import { closeSync, existsSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { formatTable } from '../src/cli/table.js';
@@ -36,6 +40,7 @@ const { values: args } = parseArgs({
     hnsw: { type: 'string', default: 'none,int8,binary' },
     'faiss-python': { type: 'string', default: process.env['RAGTRAIL_BENCH_PYTHON'] ?? resolve(import.meta.dirname, '..', '.venv-bench', 'bin', 'python') },
     'js-queries': { type: 'string', default: '5' },
+    faiss: { type: 'string', default: 'flat,sq8,hnsw,ivfpq' },
   },
 });
 const N = Number(args.n);
@@ -48,6 +53,13 @@ const work = join(tmpdir(), 'ragtrail-bench-dense', `${N}x${DIM}`);
 mkdirSync(work, { recursive: true });
 const secs = (t0: number) => (performance.now() - t0) / 1000;
 const gib = (b: number) => `${(b / 2 ** 30).toFixed(2)} GiB`;
+const loadNow = () => loadavg().map((l) => l.toFixed(2)).join(', ');
+/** MemAvailable from /proc/meminfo (what can be allocated without swapping or OOM), else free memory. */
+function memAvailable(): number {
+  const m = /MemAvailable:\s+(\d+) kB/.exec(existsSync('/proc/meminfo') ? readFileSync('/proc/meminfo', 'utf8') : '');
+  return m ? Number(m[1]) * 1024 : 0;
+}
+const MARGIN = 3 * 2 ** 30;
 
 // ---------------------------------------------------------------- data
 function gaussian(rng: Rng): number {
@@ -145,6 +157,11 @@ function configDir(name: string): string {
 const base = { embedder: 'synthetic', lexical: false, prefixes: {}, dim: DIM, n: N };
 
 async function main(): Promise<void> {
+  console.log(`load average at start: ${loadNow()}`);
+  const need = N * DIM * 4;
+  if (need + MARGIN > memAvailable()) {
+    throw new Error(`the exact float32 flat index needs ${gib(need)} and only ${gib(memAvailable())} is available (margin ${gib(MARGIN)}): use a smaller --n`);
+  }
   const queries = generate();
   const open: DenseOpenOptions = { threads: THREADS };
   const rows: Row[] = [];
@@ -155,7 +172,7 @@ async function main(): Promise<void> {
   await indexVectors(exactDir, base, { quantize: 'none', quiet: true });
   let build = secs(t0);
   t0 = performance.now();
-  const exact = await DenseIndex.open(exactDir, { ...open, mode: 'flat' });
+  let exact: DenseIndex | undefined = await DenseIndex.open(exactDir, { ...open, mode: 'flat' });
   const load = secs(t0);
   const ex = timeIndex(exact, queries);
   const truth = ex.hits.map((l) => l.map((h) => h.doc));
@@ -167,18 +184,27 @@ async function main(): Promise<void> {
     rows.push({ name: `ragtrail flat float32, plain JavaScript loop (${jsN} queries)`, build: NaN, bytesPerVector: 4 * DIM, memory: js.memoryBytes(), batched: r.batched, unbatched: r.unbatched, recall: recallAt(r.hits.map((l) => l.map((h) => h.doc)), truth) });
   }
   exact.close();
+  // Release the float32 copy before faiss loads its own (run with --expose-gc to make it immediate).
+  exact = undefined;
+  (globalThis as { gc?: () => void }).gc?.();
 
   const py = args['faiss-python'];
   const anchors: Row[] = [];
+  const wanted = new Set(args.faiss.split(',').filter(Boolean));
   const anchor = (name: string) => {
-    if (!py || !existsSync(py)) return;
+    if (!py || !existsSync(py) || !wanted.has(name)) return;
+    if (name === 'flat' && need + MARGIN > memAvailable()) {
+      console.log(`faiss IndexFlatIP would copy ${gib(need)} into RAM with ${gib(memAvailable())} available: running faiss.knn over the mapped file instead`);
+      name = 'knn';
+    }
+    console.log(`faiss ${name}: started, load ${loadNow()}`);
     const out = execFileSync(py, [join(ROOT, 'bench', 'faiss_anchor.py'), join(work, 'vectors.f32'), join(work, 'queries.f32'), String(DIM), String(K), String(THREADS), work, name], { encoding: 'utf8', maxBuffer: 1 << 26 });
     for (const line of out.trim().split('\n')) {
       const a = JSON.parse(line) as { name: string; build_s: number; qps_batched: number; qps_unbatched: number; bytes_per_vector: number };
       const raw = readFileSync(join(work, `faiss-${a.name}.ids`));
       const ids = new BigInt64Array(raw.buffer, raw.byteOffset, NQ * K);
       const hits = Array.from({ length: NQ }, (_, i) => Array.from(ids.subarray(i * K, (i + 1) * K), Number));
-      const label = { flat: 'IndexFlatIP', hnsw: 'IndexHNSWFlat (M 16, efC 40, efS 64)', sq8: 'IndexScalarQuantizer SQ8 (flat)', ivfpq: 'IndexIVFPQ (PQ96, nprobe 32)' }[a.name] ?? a.name;
+      const label = { flat: 'IndexFlatIP', knn: 'IndexFlatIP kernel (faiss.knn over the mapped file)', hnsw: 'IndexHNSWFlat (M 16, efC 40, efS 64)', sq8: 'IndexScalarQuantizer SQ8 (flat)', ivfpq: 'IndexIVFPQ (PQ96, nprobe 32)' }[a.name] ?? a.name;
       anchors.push({ name: `faiss ${label}`, build: a.build_s, bytesPerVector: a.bytes_per_vector, memory: a.bytes_per_vector * N, batched: a.qps_batched, unbatched: a.qps_unbatched, recall: recallAt(hits, truth) });
     }
   };
@@ -191,6 +217,7 @@ async function main(): Promise<void> {
   let hnswAnchored = false;
   for (const { q, hnsw } of configs) {
     if (q === 'int8' && !hnsw) anchor('sq8');
+    console.log(`ragtrail ${q} ${hnsw ? 'hnsw' : 'flat'}: started, load ${loadNow()}`);
     if (hnsw && !hnswAnchored) {
       anchor('hnsw');
       hnswAnchored = true;
@@ -240,6 +267,7 @@ async function main(): Promise<void> {
   }
   console.log(`\nRAM to serve 21M × ${DIM} (codes or graph, at this run's bytes per vector; plus ~0.2 GiB of passage offsets):`);
   for (const r of [...rows, ...anchors]) if (!r.name.includes('JavaScript')) console.log(`  ${r.name}: ${gib(r.bytesPerVector * 21e6)}`);
+  console.log(`load average at end: ${loadNow()}`);
 }
 
 await main();
