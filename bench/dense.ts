@@ -116,6 +116,11 @@ function generate(): Float32Array[] {
 }
 
 // ---------------------------------------------------------------- measuring one index
+/** Each row as soon as it is measured, so a long run stopped early still leaves its figures. */
+function printRow(r: { name: string; build: number; batched: number; unbatched: number; recall: number }): void {
+  console.log(`  measured: ${r.name}: build ${r.build.toFixed(1)} s, ${r.batched.toFixed(1)} q/s batched, ${r.unbatched.toFixed(2)} q/s one by one, recall ${r.recall.toFixed(3)} (load ${loadNow()})`);
+}
+
 interface Row {
   name: string;
   build: number;
@@ -177,6 +182,7 @@ async function main(): Promise<void> {
   const ex = timeIndex(exact, queries);
   const truth = ex.hits.map((l) => l.map((h) => h.doc));
   rows.push({ name: 'ragtrail flat float32 (usearch SIMD kernel)', build: build + load, bytesPerVector: 4 * DIM, memory: exact.memoryBytes(), batched: ex.batched, unbatched: ex.unbatched, recall: 1 });
+  printRow(rows[0]!);
   const jsN = Number(args['js-queries']);
   if (jsN > 0) {
     const js = await DenseIndex.open(exactDir, { ...open, mode: 'flat', kernel: 'js' });
@@ -206,6 +212,7 @@ async function main(): Promise<void> {
       const hits = Array.from({ length: NQ }, (_, i) => Array.from(ids.subarray(i * K, (i + 1) * K), Number));
       const label = { flat: 'IndexFlatIP', knn: 'IndexFlatIP kernel (faiss.knn over the mapped file)', hnsw: 'IndexHNSWFlat (M 16, efC 40, efS 64)', sq8: 'IndexScalarQuantizer SQ8 (flat)', ivfpq: 'IndexIVFPQ (PQ96, nprobe 32)' }[a.name] ?? a.name;
       anchors.push({ name: `faiss ${label}`, build: a.build_s, bytesPerVector: a.bytes_per_vector, memory: a.bytes_per_vector * N, batched: a.qps_batched, unbatched: a.qps_unbatched, recall: recallAt(hits, truth) });
+      printRow(anchors.at(-1)!);
     }
   };
   if (!py || !existsSync(py)) console.log(`(faiss anchors skipped: no ${py}; create it with python3 -m venv .venv-bench && .venv-bench/bin/pip install faiss-cpu numpy, or set RAGTRAIL_BENCH_PYTHON)`);
@@ -217,11 +224,11 @@ async function main(): Promise<void> {
   let hnswAnchored = false;
   for (const { q, hnsw } of configs) {
     if (q === 'int8' && !hnsw) anchor('sq8');
-    console.log(`ragtrail ${q} ${hnsw ? 'hnsw' : 'flat'}: started, load ${loadNow()}`);
     if (hnsw && !hnswAnchored) {
       anchor('hnsw');
       hnswAnchored = true;
     }
+    console.log(`ragtrail ${q} ${hnsw ? 'hnsw' : 'flat'}: started, load ${loadNow()}`);
     const dir = configDir(`${q}-${hnsw ? 'hnsw' : 'flat'}`);
     t0 = performance.now();
     const meta = await indexVectors(dir, base, { quantize: q, hnsw, quiet: true });
@@ -240,6 +247,7 @@ async function main(): Promise<void> {
       unbatched: r.unbatched,
       recall: recallAt(r.hits.map((l) => l.map((h) => h.doc)), truth),
     });
+    printRow(rows.at(-1)!);
     index.close();
   }
 
