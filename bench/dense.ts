@@ -13,12 +13,13 @@
  *          (empty: skip faiss) --js-queries 5 --faiss flat,sq8,hnsw,ivfpq (which anchors; hnsw runs only with --hnsw)
  * Memory: ragtrail's exact flat index holds N × dim float32 in RAM; the run refuses to start when that
  * plus a 3 GiB margin exceeds the memory available (it would push the shared machine into OOM), and
- * it is released before faiss starts. faiss's IndexFlatIP (a second copy) is replaced by faiss.knn over
+ * it runs in a child process, so that its memory is back before faiss and the page cache need it
+ * (a freed 15 GiB stayed in this process's RSS). faiss's IndexFlatIP (a second copy) is replaced by faiss.knn over
  * the memory-mapped file when the copy would not fit.
  * The vectors are cached in the temp dir, so re-runs at the same size skip generating them.
  */
 import { execFileSync } from 'node:child_process';
-import { closeSync, existsSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -41,6 +42,7 @@ const { values: args } = parseArgs({
     'faiss-python': { type: 'string', default: process.env['RAGTRAIL_BENCH_PYTHON'] ?? resolve(import.meta.dirname, '..', '.venv-bench', 'bin', 'python') },
     'js-queries': { type: 'string', default: '5' },
     faiss: { type: 'string', default: 'flat,sq8,hnsw,ivfpq' },
+    'exact-child': { type: 'boolean', default: false },
   },
 });
 const N = Number(args.n);
@@ -161,23 +163,17 @@ function configDir(name: string): string {
 
 const base = { embedder: 'synthetic', lexical: false, prefixes: {}, dim: DIM, n: N };
 
-async function main(): Promise<void> {
-  console.log(`load average at start: ${loadNow()}`);
-  const need = N * DIM * 4;
-  if (need + MARGIN > memAvailable()) {
-    throw new Error(`the exact float32 flat index needs ${gib(need)} and only ${gib(memAvailable())} is available (margin ${gib(MARGIN)}): use a smaller --n`);
-  }
+/** Child process: the exact float32 flat index (the ground truth), its row(s) and top k to exact.json. */
+async function exactChild(): Promise<void> {
   const queries = generate();
   const open: DenseOpenOptions = { threads: THREADS };
   const rows: Row[] = [];
-
-  // Exact float32, flat: the ground truth.
   const exactDir = configDir('none-flat');
   let t0 = performance.now();
   await indexVectors(exactDir, base, { quantize: 'none', quiet: true });
   let build = secs(t0);
   t0 = performance.now();
-  let exact: DenseIndex | undefined = await DenseIndex.open(exactDir, { ...open, mode: 'flat' });
+  const exact = await DenseIndex.open(exactDir, { ...open, mode: 'flat' });
   const load = secs(t0);
   const ex = timeIndex(exact, queries);
   const truth = ex.hits.map((l) => l.map((h) => h.doc));
@@ -190,9 +186,23 @@ async function main(): Promise<void> {
     rows.push({ name: `ragtrail flat float32, plain JavaScript loop (${jsN} queries)`, build: NaN, bytesPerVector: 4 * DIM, memory: js.memoryBytes(), batched: r.batched, unbatched: r.unbatched, recall: recallAt(r.hits.map((l) => l.map((h) => h.doc)), truth) });
   }
   exact.close();
-  // Release the float32 copy before faiss loads its own (run with --expose-gc to make it immediate).
-  exact = undefined;
-  (globalThis as { gc?: () => void }).gc?.();
+  writeFileSync(join(work, 'exact.json'), JSON.stringify({ rows, truth }));
+}
+
+async function main(): Promise<void> {
+  console.log(`load average at start: ${loadNow()}`);
+  const need = N * DIM * 4;
+  if (need + MARGIN > memAvailable()) {
+    throw new Error(`the exact float32 flat index needs ${gib(need)} and only ${gib(memAvailable())} is available (margin ${gib(MARGIN)}): use a smaller --n`);
+  }
+  const queries = generate();
+  const open: DenseOpenOptions = { threads: THREADS };
+  execFileSync(process.execPath, [...process.execArgv, process.argv[1]!, ...process.argv.slice(2), '--exact-child'], { stdio: 'inherit' });
+  const exactOut = JSON.parse(readFileSync(join(work, 'exact.json'), 'utf8')) as { rows: Row[]; truth: number[][] };
+  const rows: Row[] = exactOut.rows;
+  const truth = exactOut.truth;
+  if (!Number.isFinite(rows[0]!.batched)) throw new Error('the exact child wrote no figures');
+  const exactDir = join(work, 'none-flat');
 
   const py = args['faiss-python'];
   const anchors: Row[] = [];
@@ -230,9 +240,9 @@ async function main(): Promise<void> {
     }
     console.log(`ragtrail ${q} ${hnsw ? 'hnsw' : 'flat'}: started, load ${loadNow()}`);
     const dir = configDir(`${q}-${hnsw ? 'hnsw' : 'flat'}`);
-    t0 = performance.now();
+    let t0 = performance.now();
     const meta = await indexVectors(dir, base, { quantize: q, hnsw, quiet: true });
-    build = secs(t0);
+    let build = secs(t0);
     t0 = performance.now();
     const index = await DenseIndex.open(dir, { ...open, mode: hnsw ? 'hnsw' : 'flat' });
     build += secs(t0);
@@ -278,4 +288,5 @@ async function main(): Promise<void> {
   console.log(`load average at end: ${loadNow()}`);
 }
 
-await main();
+if (args['exact-child']) await exactChild();
+else await main();
