@@ -9,6 +9,7 @@
  * Each faiss anchor runs right after the ragtrail index it is compared with, so that both see the
  * same machine load (this machine is shared: absolute figures drift, same-moment ratios less so).
  * Options: --n 200000 --dim 768 --queries 200 --k 10 --threads 1 --quantize none,int8,binary (flat)
+ *          --reuse-exact (the exact index's figures from the last run at this size)
  *          --hnsw none,int8,binary (graphs; '' for none) --faiss-python $RAGTRAIL_BENCH_PYTHON or .venv-bench/bin/python
  *          (empty: skip faiss) --js-queries 5 --faiss flat,sq8,hnsw,ivfpq (which anchors; hnsw runs only with --hnsw)
  * Memory: ragtrail's exact flat index holds N × dim float32 in RAM; the run refuses to start when that
@@ -43,6 +44,7 @@ const { values: args } = parseArgs({
     'js-queries': { type: 'string', default: '5' },
     faiss: { type: 'string', default: 'flat,sq8,hnsw,ivfpq' },
     'exact-child': { type: 'boolean', default: false },
+    'reuse-exact': { type: 'boolean', default: false },
   },
 });
 const N = Number(args.n);
@@ -197,7 +199,10 @@ async function main(): Promise<void> {
   }
   const queries = generate();
   const open: DenseOpenOptions = { threads: THREADS };
-  execFileSync(process.execPath, [...process.execArgv, process.argv[1]!, ...process.argv.slice(2), '--exact-child'], { stdio: 'inherit' });
+  // --reuse-exact takes the exact index's figures and top k from an earlier run at this size (they were measured then, under that run's load).
+  if (!args['reuse-exact'] || !existsSync(join(work, 'exact.json'))) {
+    execFileSync(process.execPath, [...process.execArgv, process.argv[1]!, ...process.argv.slice(2), '--exact-child'], { stdio: 'inherit' });
+  } else console.log(`exact float32 figures reused from ${join(work, 'exact.json')} (${statSync(join(work, 'exact.json')).mtime.toISOString()})`);
   const exactOut = JSON.parse(readFileSync(join(work, 'exact.json'), 'utf8')) as { rows: Row[]; truth: number[][] };
   const rows: Row[] = exactOut.rows;
   const truth = exactOut.truth;
