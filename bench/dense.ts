@@ -9,13 +9,19 @@
  * Each faiss anchor runs right after the ragtrail index it is compared with, so that both see the
  * same machine load (this machine is shared: absolute figures drift, same-moment ratios less so).
  * Options: --n 200000 --dim 768 --queries 200 --k 10 --threads 1 --quantize none,int8,binary (flat)
+ *          --reuse-exact (the exact index's figures from the last run at this size)
  *          --hnsw none,int8,binary (graphs; '' for none) --faiss-python $RAGTRAIL_BENCH_PYTHON or .venv-bench/bin/python
- *          (empty: skip faiss) --js-queries 5
+ *          (empty: skip faiss) --js-queries 5 --faiss flat,sq8,hnsw,ivfpq (which anchors; hnsw runs only with --hnsw)
+ * Memory: ragtrail's exact flat index holds N × dim float32 in RAM; the run refuses to start when that
+ * plus a 3 GiB margin exceeds the memory available (it would push the shared machine into OOM), and
+ * it runs in a child process, so that its memory is back before faiss and the page cache need it
+ * (a freed 15 GiB stayed in this process's RSS). faiss's IndexFlatIP (a second copy) is replaced by faiss.knn over
+ * the memory-mapped file when the copy would not fit.
  * The vectors are cached in the temp dir, so re-runs at the same size skip generating them.
  */
 import { execFileSync } from 'node:child_process';
-import { closeSync, existsSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { closeSync, existsSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { formatTable } from '../src/cli/table.js';
@@ -36,6 +42,9 @@ const { values: args } = parseArgs({
     hnsw: { type: 'string', default: 'none,int8,binary' },
     'faiss-python': { type: 'string', default: process.env['RAGTRAIL_BENCH_PYTHON'] ?? resolve(import.meta.dirname, '..', '.venv-bench', 'bin', 'python') },
     'js-queries': { type: 'string', default: '5' },
+    faiss: { type: 'string', default: 'flat,sq8,hnsw,ivfpq' },
+    'exact-child': { type: 'boolean', default: false },
+    'reuse-exact': { type: 'boolean', default: false },
   },
 });
 const N = Number(args.n);
@@ -48,6 +57,13 @@ const work = join(tmpdir(), 'ragtrail-bench-dense', `${N}x${DIM}`);
 mkdirSync(work, { recursive: true });
 const secs = (t0: number) => (performance.now() - t0) / 1000;
 const gib = (b: number) => `${(b / 2 ** 30).toFixed(2)} GiB`;
+const loadNow = () => loadavg().map((l) => l.toFixed(2)).join(', ');
+/** MemAvailable from /proc/meminfo (what can be allocated without swapping or OOM), else free memory. */
+function memAvailable(): number {
+  const m = /MemAvailable:\s+(\d+) kB/.exec(existsSync('/proc/meminfo') ? readFileSync('/proc/meminfo', 'utf8') : '');
+  return m ? Number(m[1]) * 1024 : 0;
+}
+const MARGIN = 3 * 2 ** 30;
 
 // ---------------------------------------------------------------- data
 function gaussian(rng: Rng): number {
@@ -104,6 +120,11 @@ function generate(): Float32Array[] {
 }
 
 // ---------------------------------------------------------------- measuring one index
+/** Each row as soon as it is measured, so a long run stopped early still leaves its figures. */
+function printRow(r: { name: string; build: number; batched: number; unbatched: number; recall: number }): void {
+  console.log(`  measured: ${r.name}: build ${r.build.toFixed(1)} s, ${r.batched.toFixed(1)} q/s batched, ${r.unbatched.toFixed(2)} q/s one by one, recall ${r.recall.toFixed(3)} (load ${loadNow()})`);
+}
+
 interface Row {
   name: string;
   build: number;
@@ -144,12 +165,11 @@ function configDir(name: string): string {
 
 const base = { embedder: 'synthetic', lexical: false, prefixes: {}, dim: DIM, n: N };
 
-async function main(): Promise<void> {
+/** Child process: the exact float32 flat index (the ground truth), its row(s) and top k to exact.json. */
+async function exactChild(): Promise<void> {
   const queries = generate();
   const open: DenseOpenOptions = { threads: THREADS };
   const rows: Row[] = [];
-
-  // Exact float32, flat: the ground truth.
   const exactDir = configDir('none-flat');
   let t0 = performance.now();
   await indexVectors(exactDir, base, { quantize: 'none', quiet: true });
@@ -160,6 +180,7 @@ async function main(): Promise<void> {
   const ex = timeIndex(exact, queries);
   const truth = ex.hits.map((l) => l.map((h) => h.doc));
   rows.push({ name: 'ragtrail flat float32 (usearch SIMD kernel)', build: build + load, bytesPerVector: 4 * DIM, memory: exact.memoryBytes(), batched: ex.batched, unbatched: ex.unbatched, recall: 1 });
+  printRow(rows[0]!);
   const jsN = Number(args['js-queries']);
   if (jsN > 0) {
     const js = await DenseIndex.open(exactDir, { ...open, mode: 'flat', kernel: 'js' });
@@ -167,19 +188,46 @@ async function main(): Promise<void> {
     rows.push({ name: `ragtrail flat float32, plain JavaScript loop (${jsN} queries)`, build: NaN, bytesPerVector: 4 * DIM, memory: js.memoryBytes(), batched: r.batched, unbatched: r.unbatched, recall: recallAt(r.hits.map((l) => l.map((h) => h.doc)), truth) });
   }
   exact.close();
+  writeFileSync(join(work, 'exact.json'), JSON.stringify({ rows, truth }));
+}
+
+async function main(): Promise<void> {
+  console.log(`load average at start: ${loadNow()}`);
+  const need = N * DIM * 4;
+  if (need + MARGIN > memAvailable()) {
+    throw new Error(`the exact float32 flat index needs ${gib(need)} and only ${gib(memAvailable())} is available (margin ${gib(MARGIN)}): use a smaller --n`);
+  }
+  const queries = generate();
+  const open: DenseOpenOptions = { threads: THREADS };
+  // --reuse-exact takes the exact index's figures and top k from an earlier run at this size (they were measured then, under that run's load).
+  if (!args['reuse-exact'] || !existsSync(join(work, 'exact.json'))) {
+    execFileSync(process.execPath, [...process.execArgv, process.argv[1]!, ...process.argv.slice(2), '--exact-child'], { stdio: 'inherit' });
+  } else console.log(`exact float32 figures reused from ${join(work, 'exact.json')} (${statSync(join(work, 'exact.json')).mtime.toISOString()})`);
+  const exactOut = JSON.parse(readFileSync(join(work, 'exact.json'), 'utf8')) as { rows: Row[]; truth: number[][] };
+  const rows: Row[] = exactOut.rows;
+  const truth = exactOut.truth;
+  if (!Number.isFinite(rows[0]!.batched)) throw new Error('the exact child wrote no figures');
+  const exactDir = join(work, 'none-flat');
 
   const py = args['faiss-python'];
   const anchors: Row[] = [];
+  const wanted = new Set(args.faiss.split(',').filter(Boolean));
   const anchor = (name: string) => {
-    if (!py || !existsSync(py)) return;
+    if (!py || !existsSync(py) || !wanted.has(name)) return;
+    if (name === 'flat' && need + MARGIN > memAvailable()) {
+      console.log(`faiss IndexFlatIP would copy ${gib(need)} into RAM with ${gib(memAvailable())} available: running faiss.knn over the mapped file instead`);
+      name = 'knn';
+    }
+    console.log(`faiss ${name}: started, load ${loadNow()}`);
     const out = execFileSync(py, [join(ROOT, 'bench', 'faiss_anchor.py'), join(work, 'vectors.f32'), join(work, 'queries.f32'), String(DIM), String(K), String(THREADS), work, name], { encoding: 'utf8', maxBuffer: 1 << 26 });
     for (const line of out.trim().split('\n')) {
       const a = JSON.parse(line) as { name: string; build_s: number; qps_batched: number; qps_unbatched: number; bytes_per_vector: number };
       const raw = readFileSync(join(work, `faiss-${a.name}.ids`));
       const ids = new BigInt64Array(raw.buffer, raw.byteOffset, NQ * K);
       const hits = Array.from({ length: NQ }, (_, i) => Array.from(ids.subarray(i * K, (i + 1) * K), Number));
-      const label = { flat: 'IndexFlatIP', hnsw: 'IndexHNSWFlat (M 16, efC 40, efS 64)', sq8: 'IndexScalarQuantizer SQ8 (flat)', ivfpq: 'IndexIVFPQ (PQ96, nprobe 32)' }[a.name] ?? a.name;
+      const label = { flat: 'IndexFlatIP', knn: 'IndexFlatIP kernel (faiss.knn over the mapped file)', hnsw: 'IndexHNSWFlat (M 16, efC 40, efS 64)', sq8: 'IndexScalarQuantizer SQ8 (flat)', ivfpq: 'IndexIVFPQ (PQ96, nprobe 32)' }[a.name] ?? a.name;
       anchors.push({ name: `faiss ${label}`, build: a.build_s, bytesPerVector: a.bytes_per_vector, memory: a.bytes_per_vector * N, batched: a.qps_batched, unbatched: a.qps_unbatched, recall: recallAt(hits, truth) });
+      printRow(anchors.at(-1)!);
     }
   };
   if (!py || !existsSync(py)) console.log(`(faiss anchors skipped: no ${py}; create it with python3 -m venv .venv-bench && .venv-bench/bin/pip install faiss-cpu numpy, or set RAGTRAIL_BENCH_PYTHON)`);
@@ -195,10 +243,11 @@ async function main(): Promise<void> {
       anchor('hnsw');
       hnswAnchored = true;
     }
+    console.log(`ragtrail ${q} ${hnsw ? 'hnsw' : 'flat'}: started, load ${loadNow()}`);
     const dir = configDir(`${q}-${hnsw ? 'hnsw' : 'flat'}`);
-    t0 = performance.now();
+    let t0 = performance.now();
     const meta = await indexVectors(dir, base, { quantize: q, hnsw, quiet: true });
-    build = secs(t0);
+    let build = secs(t0);
     t0 = performance.now();
     const index = await DenseIndex.open(dir, { ...open, mode: hnsw ? 'hnsw' : 'flat' });
     build += secs(t0);
@@ -213,6 +262,7 @@ async function main(): Promise<void> {
       unbatched: r.unbatched,
       recall: recallAt(r.hits.map((l) => l.map((h) => h.doc)), truth),
     });
+    printRow(rows.at(-1)!);
     index.close();
   }
 
@@ -240,6 +290,8 @@ async function main(): Promise<void> {
   }
   console.log(`\nRAM to serve 21M × ${DIM} (codes or graph, at this run's bytes per vector; plus ~0.2 GiB of passage offsets):`);
   for (const r of [...rows, ...anchors]) if (!r.name.includes('JavaScript')) console.log(`  ${r.name}: ${gib(r.bytesPerVector * 21e6)}`);
+  console.log(`load average at end: ${loadNow()}`);
 }
 
-await main();
+if (args['exact-child']) await exactChild();
+else await main();

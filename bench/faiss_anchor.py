@@ -3,8 +3,12 @@
 Reads the same float32 vectors and queries the TypeScript bench wrote, builds each faiss index,
 times batched (all queries in one call) and unbatched (one query per call) search, and writes the
 top-k ids of the batched run so the bench computes recall@k against ragtrail's exact search.
-Usage: python faiss_anchor.py VECTORS.f32 QUERIES.f32 DIM K THREADS OUTDIR [flat,hnsw,ivfpq,sq8]
+Usage: python faiss_anchor.py VECTORS.f32 QUERIES.f32 DIM K THREADS OUTDIR [flat,hnsw,ivfpq,sq8,knn]
 Prints one JSON object per index on stdout.
+The vectors are memory-mapped and added in one call from the mapping, so the only large allocation
+is the index itself (np.fromfile would double it). `knn` is faiss's exact inner-product search (faiss.knn, the kernel
+IndexFlatIP.search runs) straight over the mapped file, for sizes where a float32 IndexFlatIP copy
+would not fit beside everything else in RAM.
 """
 import json
 import os
@@ -20,12 +24,14 @@ def main() -> None:
     which = (sys.argv[7] if len(sys.argv) > 7 else "flat,hnsw,ivfpq").split(",")
     dim, k, threads = int(dim), int(k), int(threads)
     faiss.omp_set_num_threads(threads)
-    xb = np.fromfile(vectors_path, dtype=np.float32).reshape(-1, dim)
+    xb = np.memmap(vectors_path, dtype=np.float32, mode="r").reshape(-1, dim)
     xq = np.fromfile(queries_path, dtype=np.float32).reshape(-1, dim)
     n = xb.shape[0]
     for name in which:
         t0 = time.perf_counter()
-        if name == "flat":
+        if name == "knn":
+            index = None
+        elif name == "flat":
             index = faiss.IndexFlatIP(dim)
         elif name == "hnsw":
             # M = 16 and efConstruction 40 (faiss's default), the same as ragtrail's usearch graph.
@@ -40,25 +46,29 @@ def main() -> None:
             index = faiss.IndexIVFPQ(quantizer, dim, nlist, 96, 8, faiss.METRIC_INNER_PRODUCT)
         else:
             raise SystemExit(f"unknown index {name}")
-        if not index.is_trained:
-            sample = xb[np.random.default_rng(0).choice(n, size=min(n, 100_000), replace=False)]
+        if index is not None and not index.is_trained:
+            sample = xb[np.sort(np.random.default_rng(0).choice(n, size=min(n, 100_000), replace=False))]
             index.train(sample)
-        index.add(xb)
+        if index is not None:
+            # One call straight from the mapping: flat codes are resized once (adding in slices grows
+            # a std::vector by doubling, which needs twice the index in RAM), and IVF adds in blocks itself.
+            index.add(xb)
         build = time.perf_counter() - t0
+        search = (lambda q: faiss.knn(q, xb, k, metric=faiss.METRIC_INNER_PRODUCT)) if index is None else (lambda q: index.search(q, k))
         if name == "hnsw":
             index.hnsw.efSearch = 64
         if name == "ivfpq":
             index.nprobe = 32
         t0 = time.perf_counter()
-        _, ids = index.search(xq, k)
+        _, ids = search(xq)
         batched = len(xq) / (time.perf_counter() - t0)
         single_n = min(len(xq), 100)
         t0 = time.perf_counter()
         for i in range(single_n):
-            index.search(xq[i : i + 1], k)
+            search(xq[i : i + 1])
         unbatched = single_n / (time.perf_counter() - t0)
         ids.astype(np.int64).tofile(os.path.join(outdir, f"faiss-{name}.ids"))
-        code = {"flat": 4 * dim, "hnsw": 4 * dim + 16 * 2 * 4, "sq8": dim, "ivfpq": 96 + 8}[name]
+        code = {"flat": 4 * dim, "knn": 4 * dim, "hnsw": 4 * dim + 16 * 2 * 4, "sq8": dim, "ivfpq": 96 + 8}[name]
         print(json.dumps({"name": name, "build_s": build, "qps_batched": batched, "qps_unbatched": unbatched, "bytes_per_vector": code}), flush=True)
 
 

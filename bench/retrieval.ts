@@ -8,12 +8,18 @@
  *  (c) Baselines in the same run: wink-bm25-text-search and minisearch, given ragtrail's analyzer and
  *      the same BM25 parameters, on a subset they can hold and on the HotpotQA corpus: build time,
  *      queries/s, recall, and ragtrail's speed ratio.
+ *  With (b), anchors on the same N passages and queries, each in its own process (bench/bm25_anchor.py;
+ *  bench-only, never ragtrail dependencies): bm25s from the bench venv and Xapian from Debian's
+ *  python3-xapian, same analysis and k1/b, one thread; their build time, peak RSS, disk, queries/s,
+ *  recall@10 and top-10 overlap with ragtrail, and ragtrail's ratios.
  * Options: --n 1000000 --lib-n 100000 --queries 1000 --parts abc (which parts to run)
- *          --keep (keep the indexes; the generated corpus is always kept in the temp dir for re-runs).
+ *          --keep (keep the indexes; the generated corpus is always kept in the temp dir for re-runs)
+ *          --anchors bm25s,xapian ('' for none) --anchor-python .venv-bench/bin/python (bm25s)
+ *          --xapian-python /usr/bin/python3.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import MiniSearch from 'minisearch';
@@ -30,7 +36,11 @@ import { Rng } from '../src/core/rng.js';
 import { SyntheticText, writeSyntheticCorpus } from './synthetic-text.js';
 
 const { values: args } = parseArgs({
-  options: { parts: { type: 'string', default: 'abc' }, n: { type: 'string', default: '1000000' }, 'lib-n': { type: 'string', default: '100000' }, queries: { type: 'string', default: '1000' }, keep: { type: 'boolean', default: false } },
+  options: { parts: { type: 'string', default: 'abc' }, n: { type: 'string', default: '1000000' }, 'lib-n': { type: 'string', default: '100000' }, queries: { type: 'string', default: '1000' }, keep: { type: 'boolean', default: false },
+    anchors: { type: 'string', default: 'bm25s,xapian' },
+    'anchor-python': { type: 'string', default: process.env['RAGTRAIL_BENCH_PYTHON'] ?? resolve(import.meta.dirname, '..', '.venv-bench', 'bin', 'python') },
+    'xapian-python': { type: 'string', default: '/usr/bin/python3' },
+  },
 });
 const N = Number(args.n);
 const LIB_N = Number(args['lib-n']);
@@ -48,6 +58,8 @@ function folderBytes(dir: string): number {
   return t;
 }
 const secs = (t0: number) => (performance.now() - t0) / 1000;
+// The machine is shared: every run states the load it ran under.
+const load = () => loadavg().map((l) => l.toFixed(2)).join(', ');
 
 // ---------------------------------------------------------------- baselines behind one small interface
 interface Engine {
@@ -160,6 +172,8 @@ async function scale(): Promise<void> {
   const e = ragtrailEngine(retriever);
   const { qps, hits } = timeQueries(e, queries.map((q) => q.query), 10);
   const recall10 = queries.filter((q, i) => hits[i]!.includes(`syn-${q.relevant}`)).length / queries.length;
+  // Kept beside the corpus so the Python anchors can report their top-10 overlap with ragtrail.
+  (await import('node:fs')).writeFileSync(`${corpusPath}.ragtrail-hits.json`, JSON.stringify(hits));
   // The same queries with the postings left on disk (the mode for indexes larger than RAM allows).
   const onDisk = ragtrailEngine((await openRetriever(dir, { method: 'bm25', bm25: { maxPostingsInMemory: 0 } })) as unknown as { searchSync(q: string, k: number): { passageId: string }[] });
   const disk = timeQueries(onDisk, queries.map((q) => q.query), 10);
@@ -181,6 +195,13 @@ async function scale(): Promise<void> {
   const f = 21_000_000 / N;
   // Held at query time with postings on disk: everything but the postings, scaled, plus doc offsets.
   const heapAtQuery = (held - (retriever.index.postingsInMemory ? parts['bm25/postings.bin']! : 0)) * f + 21e6 * 8;
+  const anchorNames = args.anchors.split(',').filter(Boolean);
+  if (anchorNames.length) {
+    const own = { build: build.seconds, rss: build.peakRssBytes, disk: bytes - parts['docs.jsonl']! - statSync(join(dir, 'docs.off')).size, qps, recall10 };
+    anchorTable(anchorNames, corpusPath, queryFile, own);
+  }
+
+  if (N >= 21_000_000) return; // measured, nothing to extrapolate
   console.log(`\nextrapolated to 21M passages (×${f.toFixed(0)}):`);
   console.log(formatTable(['measure', 'estimate'], [
     ['index on disk', gib(bytes * f)],
@@ -235,5 +256,46 @@ async function scale(): Promise<void> {
   }
 }
 
+// ---------------------------------------------------------------- BM25 anchors (Python, bench-only)
+interface AnchorResult { engine: string; build_s: number; peak_rss_bytes: number; disk_bytes: number; qps_single: number; qps_batched: number | null; recall10: number; overlap10: number | null }
+
+function anchorTable(names: string[], corpusPath: string, queryFile: string, own: { build: number; rss: number; disk: number; qps: number; recall10: number }): void {
+  const rows: (string | number)[][] = [[`ragtrail (N ${N})`, own.build.toFixed(0), gib(own.rss), mib(own.disk), own.qps.toFixed(0), '', own.recall10.toFixed(3), '1.000', '']];
+  let fastest: AnchorResult | undefined;
+  for (const name of names) {
+    const py = name === 'xapian' ? args['xapian-python'] : args['anchor-python'];
+    if (!existsSync(py)) {
+      console.log(`(anchor ${name} skipped: no ${py}; see bench/bm25_anchor.py for its setup)`);
+      continue;
+    }
+    console.log(`anchor ${name}: started, load ${load()}`);
+    // One thread for numba and BLAS alike, as ragtrail's single-threaded figure.
+    const env = { ...process.env, NUMBA_NUM_THREADS: '1', OMP_NUM_THREADS: '1', OPENBLAS_NUM_THREADS: '1', MKL_NUM_THREADS: '1' };
+    let a: AnchorResult;
+    try {
+      const out = execFileSync(py, [join(ROOT, 'bench', 'bm25_anchor.py'), name, corpusPath, queryFile, `${corpusPath}.ragtrail-hits.json`, String(N), work], { encoding: 'utf8', env, maxBuffer: 1 << 26, stdio: ['ignore', 'pipe', 'inherit'] });
+      a = JSON.parse(out.trim().split('\n').pop()!) as AnchorResult;
+    } catch (e) {
+      console.log(`(anchor ${name} failed: ${(e as Error).message.split('\n')[0]})`);
+      continue;
+    }
+    const best = Math.max(a.qps_single, a.qps_batched ?? 0);
+    if (!fastest || best > Math.max(fastest.qps_single, fastest.qps_batched ?? 0)) fastest = a;
+    rows.push([
+      a.engine === 'bm25s' ? 'bm25s 0.3 (lucene, numba)' : 'Xapian 1.4 (BM25Weight)',
+      a.build_s.toFixed(0), gib(a.peak_rss_bytes), mib(a.disk_bytes), a.qps_single.toFixed(0), a.qps_batched === null ? '' : a.qps_batched.toFixed(0),
+      a.recall10.toFixed(3), a.overlap10 === null ? '' : a.overlap10.toFixed(3), `${(own.qps / a.qps_single).toFixed(2)}${a.qps_batched ? ` / ${(own.qps / a.qps_batched).toFixed(2)}` : ''}`,
+    ]);
+  }
+  console.log(`\nBM25 anchors: the same ${N} passages and queries, same analysis, k1 0.9, b 0.4, one thread (load now ${load()})`);
+  console.log(formatTable(['engine', 'build s', 'peak RSS', 'disk (no passages)', 'q/s one by one', 'q/s batched', 'recall@10', 'top-10 overlap with ragtrail', 'ragtrail q/s ÷ this (one / batched)'], rows));
+  if (fastest) {
+    const best = Math.max(fastest.qps_single, fastest.qps_batched ?? 0);
+    console.log(`ragtrail one query at a time is ${(own.qps / best).toFixed(2)}× the fastest anchor (${fastest.engine}, ${best.toFixed(0)} q/s; target ≥ 2×)`);
+  }
+}
+
+console.log(`load average at start: ${load()}`);
 if (args.parts.includes('a')) await hotpot();
 if (args.parts.includes('b') || args.parts.includes('c')) await scale();
+console.log(`load average at end: ${load()}`);

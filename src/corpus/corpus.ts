@@ -65,9 +65,14 @@ function tsvPassage(path: string, line: number, text: string, cols: { id: number
  * The passage ids seen so far, to refuse duplicates. Numeric ids (DPR's Wikipedia, FlashRAG's wiki
  * dumps: 21M of them) go in a bitset of a few MB instead of a Set of strings of a gigabyte or more.
  */
-class IdSet {
+export class IdSet {
   private bits = new Uint8Array(1 << 16);
-  private readonly other = new Set<string>();
+  // A JavaScript Set holds at most 2^24 entries (RangeError past 16,777,216 — hit by a 21M-passage
+  // build with string ids), so string ids fill several Sets in turn.
+  private readonly others: Set<string>[] = [new Set<string>()];
+
+  /** `perSet`: entries per Set before the next one starts (below V8's 2^24 limit; small in tests). */
+  constructor(private readonly perSet = 16_000_000) {}
 
   /** Adds `id`; false when it was already there. */
   add(id: string): boolean {
@@ -83,8 +88,10 @@ class IdSet {
       this.bits[n >> 3]! |= mask;
       return true;
     }
-    if (this.other.has(id)) return false;
-    this.other.add(id);
+    for (const set of this.others) if (set.has(id)) return false;
+    let last = this.others[this.others.length - 1]!;
+    if (last.size >= this.perSet) this.others.push((last = new Set<string>()));
+    last.add(id);
     return true;
   }
 }
