@@ -138,7 +138,8 @@ export const retryStats = { retries: 0, recovered: 0, gaveUp: 0, waitedMs: 0 };
 
 const defaultSleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-function retryable(status: number): boolean {
+/** A status that asking again (later, or another server) may fix: 408, 409, 429 and 5xx. */
+export function retryable(status: number): boolean {
   return status === 408 || status === 409 || status === 429 || status >= 500;
 }
 

@@ -22,6 +22,16 @@ export function parseShard(text: string): Shard {
   return { index, count };
 }
 
+/** Whether `text` is a valid "i/n" (parseShard would accept it). */
+export function isShard(text: string): boolean {
+  try {
+    parseShard(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The shard (0 … count − 1) a question id belongs to. */
 export function shardOf(id: string, count: number): number {
   return createHash('sha1').update(id).digest().readUInt32BE(0) % count;

@@ -10,7 +10,7 @@ import { ensureOutDir, readJsonFileSync, writeJsonAtomicSync } from '../core/io.
 import { join, resolve } from 'node:path';
 import { checkConfig, intIn, numberIn, readJsonConfig, z } from '../core/config-schema.js';
 import { InputError } from '../core/errors.js';
-import { parseShard, selectShard } from '../core/shard.js';
+import { isShard, parseShard, selectShard } from '../core/shard.js';
 import { protocolNames, protocols } from '../agents/registry.js';
 import { simDataWarning } from '../agents/sim.js';
 import { PRM_CANDIDATES } from '../prm/select.js';
@@ -72,7 +72,7 @@ export const evalConfigSchema = z
     seed: intIn(0).optional(),
     cacheDir: z.string().optional(),
     apiKey: z.string().optional(),
-    shard: z.string().refine((v) => /^\s*\d+\s*\/\s*\d+\s*$/.test(v) && Number(v.split('/')[0]) < Number(v.split('/')[1]), { error: 'expected "i/n" with 0 ≤ i < n' }).optional(),
+    shard: z.string().refine((v) => isShard(v), { error: 'expected "i/n" with 0 ≤ i < n' }).optional(),
   })
   .strict();
 

@@ -10,7 +10,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { InputError, RagtrailError } from '../core/errors.js';
-import { formatMs, HttpError, retryDefaults } from '../core/http.js';
+import { formatMs, HttpError, retryable, retryDefaults } from '../core/http.js';
 import { OpenAICompatibleLLM, type OpenAIOptions } from './openai.js';
 import type { GenerateRequest, GenerateResult, LLM } from './types.js';
 
@@ -47,7 +47,7 @@ interface Endpoint {
 
 /** A failure that another endpoint (or this one, later) may not have. */
 function transient(e: unknown): boolean {
-  if (e instanceof HttpError) return e.status === 408 || e.status === 409 || e.status === 429 || e.status >= 500;
+  if (e instanceof HttpError) return retryable(e.status);
   // The HTTP layer's "cannot reach …" / "gave up …" errors, timeouts and socket errors.
   return e instanceof RagtrailError || (e as NodeJS.ErrnoException)?.code !== undefined;
 }
