@@ -58,7 +58,8 @@ describe('EndpointPoolLLM', () => {
       assert.equal(texts.filter((t) => t === 'x' || t === 'y').length, 40);
       const [d, h] = pool.endpointUsage();
       assert.equal(d!.requests + h!.requests, 40);
-      assert.equal(d!.requests, dying.served);
+      // A reply the dying server wrote as it cut its connections may never arrive: it counts as served there, failed here.
+      assert.ok(d!.requests <= dying.served && dying.served <= d!.requests + 4, `${d!.requests} answered, ${dying.served} served`);
       assert.ok(d!.requests <= 4 && d!.failures >= 1, JSON.stringify(d));
       assert.equal(h!.failures, 0);
     } finally {
