@@ -1,3 +1,4 @@
+import { type PrmInput, PRM_INPUTS } from '../prm/remote.js';
 import { readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import type { Command } from 'commander';
@@ -27,6 +28,7 @@ interface EvalOpts {
   select: string;
   prm?: string;
   prmCandidates?: PrmCandidates;
+  prmInput?: PrmInput;
   n?: number;
   baseline?: string;
   judge?: string;
@@ -43,7 +45,7 @@ function configFromFlags(o: EvalOpts): EvalConfig {
   for (const a of agents) getProtocol(a);
   const selects = o.select.split(',').map((s) => s.trim()) as SelectMethod[];
   for (const s of selects) if (!['greedy', 'prm', 'vote'].includes(s)) throw new InputError(`--select: unknown method "${s}"`, 'use greedy, prm and/or vote, comma-separated');
-  const systems = agents.flatMap((agent) => selects.map((select) => ({ name: `${agent}-${select}`, agent, select, llm: o.llm, policy: o.policy, competence: o.competence, prm: o.prm, n: o.n, prmCandidates: o.prmCandidates })));
+  const systems = agents.flatMap((agent) => selects.map((select) => ({ name: `${agent}-${select}`, agent, select, llm: o.llm, policy: o.policy, competence: o.competence, prm: o.prm, n: o.n, prmCandidates: o.prmCandidates, prmInput: o.prmInput })));
   return {
     index: o.index,
     out: o.out,
@@ -90,6 +92,7 @@ export function registerEval(program: Command): void {
     .option('--prm <spec>', `PRM for prm selection: ${PRM_SPEC_HELP}`)
     .option('--n <n>', 'candidates (prm) or episodes (vote)', intArg(1, 1000))
     .option('--prm-candidates <which>', 'candidates prm selection chooses among: well-formed (when any are) or all', choiceArg(PRM_CANDIDATES))
+    .option('--prm-input <what>', 'what a remote text PRM reads of the state: steps or evidence (see `run --help`)', choiceArg(PRM_INPUTS))
     .option('--baseline <name>', 'system the others are tested against (default: the first)')
     .option('--judge <spec>', 'judge model for the LLM-as-judge metric')
     .option('--concurrency <n>', 'questions in flight', intArg(1, 4096))

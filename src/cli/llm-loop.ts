@@ -1,7 +1,8 @@
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { QUESTION_TYPES, type QuestionMix } from '../corpus/world/index.js';
 import { LLM_LOOP_DEFAULTS, type LlmLoopOptions, runLlmLoop } from '../pipelines/llm-loop.js';
-import { choiceArg, intArg } from './options.js';
+import { PRM_INPUTS } from '../prm/remote.js';
+import { choiceArg, intArg, numberArg } from './options.js';
 import { resultsTable } from './table.js';
 
 /** The command's flags: the loop's options with the model's size flattened into --hidden, --layers, --heads, --vocab. */
@@ -26,7 +27,8 @@ export function registerLlmLoop(program: Command): void {
     .option('--entities <n>', 'entities of the synthetic world', intArg(200, 1_000_000), d.entities)
     .option('--questions <n>', 'questions generated about the world (80% train, 10% dev, 10% test)', intArg(10, 100_000), d.questions)
     .option('--budget <n>', 'training questions annotated with MCTS, and the same questions for GRPO', intArg(1), d.budget)
-    .option('--test-questions <n>', 'held-out questions evaluated (default: the whole test split)', intArg(1))
+    .option('--test-questions <n>', 'held-out questions evaluated (default: the whole split)', intArg(1))
+    .option('--eval-split <split>', 'held-out split evaluated: test (the reported table) or dev (to choose settings without looking at the test questions)', choiceArg(['test', 'dev'] as const), d.evalSplit)
     .addOption(
       new Option('--question-types <list>', `question types of the world, comma-separated (${QUESTION_TYPES.join(', ')})`)
         .argParser(questionTypes)
@@ -45,12 +47,17 @@ export function registerLlmLoop(program: Command): void {
     .option('--simulations <n>', 'MCTS simulations per question', intArg(1, 1000), d.simulations)
     .option('--rollouts <n>', 'SPRE rollouts per expanded node', intArg(1, 64), d.rollouts)
     .option('--dpo-epochs <n>', 'step-DPO epochs over the pairs', intArg(1, 100), d.dpoEpochs)
+    .option('--dpo-beta <x>', 'β of step-DPO (ReasonRAG Eq. 3)', numberArg(0.001, 100), d.dpoBeta)
     .option('--grpo-steps <n>', 'GRPO optimizer steps (2 questions × 4 rollouts each)', intArg(1, 100_000), d.grpoSteps)
     .option('--prm-epochs <n>', 'PRM epochs over the pairs', intArg(1, 100), d.prmEpochs)
     .option('--n <n>', 'candidates per step for PRM best-of-N', intArg(2, 64), d.n)
+    .option('--prm-temperature <t>', 'sampling temperature of the candidates of PRM best-of-N (RAG-Gym: 1.0)', numberArg(0, 10), d.prmTemperature)
+    .option('--prm-input <what>', 'what the PRM reads of the state in training and at inference: steps (a summary of each step) or evidence (each step\'s text and the documents found)', choiceArg(PRM_INPUTS), d.prmInput)
     .option('--seed <n>', 'seed of the world, the initial weights and the samples', intArg(0), d.seed)
     .option('--venv <dir>', 'Python venv for TRL (default $RAGTRAIL_VENV or ~/.cache/ragtrail/trl-venv; created on first use)')
     .option('--serve <how>', 'how policy checkpoints are run for evaluation and annotation: transformers (`transformers serve`) or llama (exported to GGUF, run by node-llama-cpp in-process; see `ragtrail export-gguf`)', choiceArg(['transformers', 'llama'] as const), 'transformers')
+    .option('--base-cache <dir>', 'where warmed-up bases are cached and reused by later runs of the same world and model (default $RAGTRAIL_CACHE/llm-loop-bases or ~/.cache/ragtrail/llm-loop-bases)')
+    .option('--no-base-cache', 'build the warm-ups in the output folder only, neither reusing nor storing a cached base')
     .action(async (opts: LoopOpts) => {
       const options: Partial<LlmLoopOptions> & { out: string } = {
         ...opts, mix: opts.questionTypes, model: { hidden: opts.hidden, layers: opts.layers, heads: opts.heads, vocab: opts.vocab }, log: (l) => console.error(l),

@@ -1,3 +1,4 @@
+import { type PrmInput, PRM_INPUTS } from '../prm/remote.js';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { InputError } from '../core/errors.js';
@@ -16,6 +17,7 @@ interface RunOpts extends AgentOpts {
   select: 'greedy' | 'prm' | 'vote';
   prm?: string;
   prmCandidates?: PrmCandidates;
+  prmInput?: PrmInput;
   n: number;
   temperature?: number;
   seed: number;
@@ -32,6 +34,7 @@ export function registerRun(program: Command): void {
     .option('--prm <spec>', `process reward model for --select prm: ${PRM_SPEC_HELP}`)
     .option('--n <n>', 'candidates per step (prm) or episodes (vote)', intArg(1, 1000), 10)
     .option('--prm-candidates <which>', 'candidates --select prm chooses among: well-formed (those that follow the protocol, when any do) or all', choiceArg(PRM_CANDIDATES), 'well-formed')
+    .option('--prm-input <what>', 'what a remote text PRM reads of the state: steps (a summary of each step) or evidence (each step\'s text and the documents found); train the PRM on the same', choiceArg(PRM_INPUTS), 'steps')
     .option('--temperature <t>', 'sampling temperature (default 0 for greedy, 1.0 for prm and vote)', numberArg(0, 10))
     .option('--seed <n>', 'run seed (each step is sampled with a seed derived from it)', intArg(0), 0)
     .option('--config <file>', 'JSON file of option values (command-line flags win)')
@@ -42,7 +45,7 @@ export function registerRun(program: Command): void {
       requireOptions(c, ['index', 'dataset', 'out']);
       ensureOutDir(opts.out!);
       if (opts.select === 'prm' && !opts.prm) throw new InputError('--select prm needs --prm SPEC', `e.g. --prm runs/prm.json (${PRM_SPEC_HELP})`);
-      const { protocol, llm, retriever, env, policy, temperature, vote } = await setupAgent(opts, { select: opts.select, prm: opts.prm, n: opts.n, temperature: opts.temperature, prmCandidates: opts.prmCandidates });
+      const { protocol, llm, retriever, env, policy, temperature, vote } = await setupAgent(opts, { select: opts.select, prm: opts.prm, n: opts.n, temperature: opts.temperature, prmCandidates: opts.prmCandidates, prmInput: opts.prmInput });
       // The limit applies before the shard, so that the shards of a limited run partition that run.
       const questions = selectShard(await loadQuestions(opts.dataset!, opts), opts.shard);
       if (questions.length === 0) throw new InputError(`--shard ${shardLabel(opts.shard)}: no question of ${opts.dataset} falls in this shard`, 'use fewer shards');
@@ -65,7 +68,7 @@ export function registerRun(program: Command): void {
         prm: opts.select === 'prm' ? resolve(opts.prm!) : null,
         n: opts.select === 'greedy' ? null : opts.n,
         // Only for prm selection, so that a folder from before this option resumes unchanged.
-        ...(opts.select === 'prm' ? { prmCandidates: opts.prmCandidates } : {}),
+        ...(opts.select === 'prm' ? { prmCandidates: opts.prmCandidates, prmInput: opts.prmInput } : {}),
         temperature,
         seed: opts.seed,
       };

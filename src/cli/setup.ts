@@ -131,7 +131,7 @@ export interface AgentSetup extends BuiltSystem {
 }
 
 /** The agent of `run` / `annotate` from its flags: policy (with its selection method) and environment. */
-export async function setupAgent(opts: AgentOpts, selection: Pick<SystemSpec, 'select' | 'prm' | 'n' | 'temperature' | 'prmCandidates' | 'logprobs'> = {}): Promise<AgentSetup> {
+export async function setupAgent(opts: AgentOpts, selection: Pick<SystemSpec, 'select' | 'prm' | 'n' | 'temperature' | 'prmCandidates' | 'prmInput' | 'logprobs'> = {}): Promise<AgentSetup> {
   const protocol = getProtocol(opts.agent);
   if (!opts.llm === !opts.policy) throw new InputError('give exactly one of --llm SPEC or --policy sim|oracle|gym:FILE', 'e.g. --llm openai:http://127.0.0.1:8000/v1#model, or --policy sim to run offline');
   const retriever = await openRetriever(opts.index!, { method: opts.retrieval, embedderOptions: { apiKey: opts.apiKey } });

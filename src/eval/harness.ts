@@ -14,6 +14,7 @@ import { isShard, parseShard, selectShard } from '../core/shard.js';
 import { protocolNames, protocols } from '../agents/registry.js';
 import { simDataWarning } from '../agents/sim.js';
 import { PRM_CANDIDATES } from '../prm/select.js';
+import { PRM_INPUTS } from '../prm/remote.js';
 import type { Question } from '../core/types.js';
 import type { Trajectory } from '../core/trajectory.js';
 import { loadDataset, missingSplitHint } from '../corpus/dataset.js';
@@ -42,6 +43,7 @@ const systemSchema = z
     select: z.enum(['greedy', 'prm', 'vote']).optional(),
     prm: z.string().optional(),
     prmCandidates: z.enum(PRM_CANDIDATES).optional(),
+    prmInput: z.enum(PRM_INPUTS).optional(),
     // The same ranges as the `run` flags of the same names.
     n: intIn(1, 1000).optional(),
     temperature: numberIn(0, 10).optional(),

@@ -11,6 +11,7 @@ import { RagEnv } from '../env/env.js';
 import { createLLM, type LLMOptions } from '../llm/create.js';
 import type { MeteredLLM } from '../llm/middleware.js';
 import { createPrm, PrmGuidedPolicy, PRM_SPEC_HELP, type PrmCandidates } from '../prm/select.js';
+import type { PrmInput } from '../prm/remote.js';
 import type { Retriever } from '../retrieval/types.js';
 
 /**
@@ -37,6 +38,8 @@ export interface SystemSpec {
   /** Which sampled candidates the PRM chooses among (select = prm): the well-formed ones when there
    * are any (default), or all of them, malformed included (RAG-Gym Alg. 1 as written). */
   prmCandidates?: PrmCandidates;
+  /** What a remote text PRM reads of the state (select = prm): step summaries (default) or the steps with the documents found. */
+  prmInput?: PrmInput;
   /** Candidates per step (prm) or episodes (vote); default 10. */
   n?: number;
   /** Default 0 for greedy, 1.0 for prm and vote. */
@@ -86,7 +89,7 @@ export async function buildSystem(spec: SystemSpec, retriever: Retriever, llmOpt
   const n = spec.n ?? 10;
   if (select === 'prm') {
     if (!spec.prm) throw new InputError('--select prm needs --prm SPEC', PRM_SPEC_HELP);
-    policy = new PrmGuidedPolicy(policy, await createPrm(spec.prm, llmOptions), n, temperature, spec.prmCandidates);
+    policy = new PrmGuidedPolicy(policy, await createPrm(spec.prm, llmOptions, { input: spec.prmInput }), n, temperature, spec.prmCandidates);
   }
   const d = protocol.defaults;
   const env = new RagEnv({ retriever, topK: spec.topK ?? d.topK, maxTurns: spec.maxTurns ?? d.maxTurns, maxSearches: spec.maxSearches ?? d.maxSearches });

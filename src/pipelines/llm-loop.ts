@@ -33,7 +33,7 @@ import type { SystemSpec } from '../eval/systems.js';
 import { createPolicy } from '../agents/policies.js';
 import { readTrajectories } from '../eval/trajectories.js';
 import { createLLM } from '../llm/create.js';
-import { prmInputText } from '../prm/remote.js';
+import { type PrmInput, prmInputText } from '../prm/remote.js';
 import { annotate } from '../process/annotate.js';
 import { directAnswerExample, trajectorySftExample } from '../process/export.js';
 import { UCT_DEFAULTS } from '../process/mcts.js';
@@ -46,6 +46,7 @@ import { type PythonService, serveModel, servePrm } from '../learn/python-servic
 import { exportGguf } from '../learn/gguf.js';
 import { withLoopbackEnvServer } from '../env/serve/serve-env.js';
 import { copyExample, quoteExamples } from './warmup.js';
+import { baseKey, type BaseInfo, copyBaseInto, defaultBaseCacheDir, findBase, storeBase } from './llm-loop-base.js';
 import { ensureVenv, runTrl, type TrlConfig, writeTrlConfig } from '../learn/trl.js';
 
 export interface LlmLoopOptions {
@@ -61,8 +62,10 @@ export interface LlmLoopOptions {
   maxTurns: number;
   /** Questions annotated with MCTS, and the same questions for GRPO (default 48). */
   budget: number;
-  /** Held-out test questions evaluated (default: the whole test split). */
+  /** Held-out questions evaluated (default: the whole split). */
   testQuestions?: number;
+  /** The held-out split evaluated: `test` (default, the reported table) or `dev` (for choosing settings without looking at the test questions). */
+  evalSplit: 'test' | 'dev';
   /** The tiny transformer. */
   model: { hidden: number; layers: number; heads: number; vocab: number };
   /** Epochs over the copy warm-up (each passage, then the same passage again; see pipelines/warmup.ts) before SFT. */
@@ -76,22 +79,31 @@ export interface LlmLoopOptions {
   simulations: number;
   rollouts: number;
   dpoEpochs: number;
+  /** β of step-DPO (ReasonRAG Eq. 3; default 0.1). */
+  dpoBeta: number;
   grpoSteps: number;
   prmEpochs: number;
   /** Candidates per step for PRM best-of-N (default 2: every candidate is a full generation plus a PRM
    * pass on CPU, and best-of-4 alone took 256 s of the 30-minute budget; RAG-Gym uses 10). */
   n: number;
+  /** Sampling temperature of PRM best-of-N's candidates (RAG-Gym samples at 1.0). */
+  prmTemperature: number;
+  /** What the PRM reads of the state, in training and at inference: step summaries or the steps with the documents found (prm/remote.ts). */
+  prmInput: PrmInput;
   seed: number;
   venv?: string;
   /** How policy checkpoints are served for evaluation and annotation: `transformers serve` (default), or
    * exported to GGUF and run in-process by node-llama-cpp (`llama:`); a PRM is served by Python either way. */
   serve?: 'transformers' | 'llama';
+  /** Where warmed-up bases are cached and reused across runs of the same world and model (default
+   * `defaultBaseCacheDir()`); false builds the warm-ups in the run folder only. See llm-loop-base.ts. */
+  baseCache?: string | false;
   log?: (line: string) => void;
 }
 
 export const LLM_LOOP_DEFAULTS: Omit<LlmLoopOptions, 'out'> = {
   entities: 3000, questions: 2000, mix: { 'single-hop': 1, compositional: 1, comparison: 0, 'bridge-comparison': 0 }, topK: 3, maxTurns: 4, budget: 48, model: { hidden: 128, layers: 4, heads: 4, vocab: 4000 }, warmupEpochs: 6, quoteEpochs: 2, sftEpochs: 3, directEpochs: 4,
-  simulations: 4, rollouts: 2, dpoEpochs: 2, grpoSteps: 24, prmEpochs: 2, n: 2, seed: 1,
+  simulations: 4, rollouts: 2, dpoEpochs: 2, dpoBeta: 0.1, grpoSteps: 24, prmEpochs: 2, n: 2, prmTemperature: 1, prmInput: 'steps', seed: 1, evalSplit: 'test',
 };
 
 const AGENT = 'search-r1';
@@ -103,9 +115,19 @@ interface Variant {
   prm?: string;
 }
 
+/** Where this run's warmed-up base came from, and what building it cost. */
+export interface BaseUse {
+  key: string;
+  /** `cache`: copied from the base cache; `built`: trained by this run (and stored when a cache is on). */
+  from: 'cache' | 'built';
+  /** Seconds of the warm-up stages when the base was built. */
+  seconds: Record<string, number>;
+}
+
 export interface LlmLoopResult {
   results: EvalResults;
   seconds: number;
+  base?: BaseUse;
   timings: Record<string, number>;
   report: string;
 }
@@ -143,7 +165,7 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
   const questionsPath = p('world', 'questions.jsonl');
   const all = (await loadDatasetAll(questionsPath)).questions;
   const train = all.filter((q) => q.metadata?.['split'] === 'train');
-  const test = all.filter((q) => q.metadata?.['split'] === 'test').slice(0, o.testQuestions ?? Infinity);
+  const test = all.filter((q) => q.metadata?.['split'] === o.evalSplit).slice(0, o.testQuestions ?? Infinity);
   const budgetQs = train.slice(0, o.budget);
   const retriever = await openRetriever(p('index'));
   const env = new RagEnv({ retriever, topK: o.topK, maxTurns: o.maxTurns });
@@ -202,6 +224,17 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
   const fewSteps = { ...cpu, logging_steps: 1, learning_rate: 5e-4, warmup_steps: 0 };
 
   log(`[3/8] a tiny transformer (${o.model.layers} layers × ${o.model.hidden}, vocabulary ${o.model.vocab}) with TRL: copy and quote warm-ups, then SFT, and the no-retrieval baseline`);
+  // The warm-ups are the loop's pretraining: built once per world and model, then reused from the cache.
+  const baseModels = o.quoteEpochs > 0 ? ['warmup', 'quote'] : ['warmup'];
+  const baseRecord = p('models', 'base.json');
+  const key = baseKey([p('world', 'corpus.jsonl'), questionsPath, sftPath, directPath, warmupPath, quotesPath], { model: o.model, seed: o.seed, warmupEpochs: o.warmupEpochs, quoteEpochs: o.quoteEpochs, cpu, grouped });
+  const baseRoot = o.baseCache === false ? undefined : resolve(o.baseCache ?? defaultBaseCacheDir());
+  const cached = baseRoot && !baseModels.every(trained) ? findBase(baseRoot, key) : undefined;
+  if (cached) {
+    copyBaseInto(cached, p('models'));
+    writeFileSync(baseRecord, JSON.stringify({ key, from: 'cache', seconds: cached.info.seconds } satisfies BaseUse, null, 2) + '\n');
+    log(`  warm-up base ${key}: reused from ${cached.dir} (built ${cached.info.builtAt} in ${Object.values(cached.info.seconds).reduce((a, b) => a + b, 0).toFixed(0)} s)`);
+  }
   await stage('copy warm-up', trained('warmup'), () =>
     train_('warmup', { algo: 'sft', model: 'tiny', tiny, data: warmupPath, trainer: { ...cpu, logging_steps: 20, num_train_epochs: o.warmupEpochs } }),
   );
@@ -210,6 +243,15 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
       train_('quote', { algo: 'sft', model: p('models', 'warmup'), data: quotesPath, trainer: { ...cpu, ...grouped, logging_steps: 20, num_train_epochs: o.quoteEpochs } }),
     );
   }
+  if (!existsSync(baseRecord)) {
+    const seconds = Object.fromEntries(['copy warm-up', 'quote warm-up'].filter((k) => timings[k] !== undefined).map((k) => [k, timings[k]!]));
+    writeFileSync(baseRecord, JSON.stringify({ key, from: 'built', seconds } satisfies BaseUse, null, 2) + '\n');
+    if (baseRoot) {
+      storeBase(baseRoot, p('models'), { key, seconds, builtAt: new Date().toISOString(), models: baseModels } satisfies BaseInfo);
+      log(`  warm-up base ${key} stored in ${baseRoot} for later runs of this world and model`);
+    }
+  }
+  const base = JSON.parse(readFileSync(baseRecord, 'utf8')) as BaseUse;
   const warm = p('models', o.quoteEpochs > 0 ? 'quote' : 'warmup');
   await stage('SFT', trained('sft'), () => train_('sft', { algo: 'sft', model: warm, data: sftPath, trainer: { ...cpu, ...grouped, num_train_epochs: o.sftEpochs } }));
   await stage('SFT (question → answer only)', trained('direct'), () =>
@@ -221,9 +263,9 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
   const llama = o.serve === 'llama';
   const systemOf = (v: Variant, llm: string, prm?: string): SystemSpec & { name: string; resumeKey: string } => ({
     name: v.name, agent: AGENT, llm, topK: o.topK, maxTurns: o.maxTurns, maxTokens: 96, resumeKey: `${v.checkpoint}${llama ? ' (GGUF, llama.cpp)' : ''}${v.prm ? ` + ${v.prm}` : ''}`,
-    ...(prm ? { select: 'prm' as const, prm, n: o.n, temperature: 1 } : {}),
+    ...(prm ? { select: 'prm' as const, prm, n: o.n, temperature: o.prmTemperature, prmInput: o.prmInput } : {}),
   });
-  const dataset = { name: 'world-test', path: questionsPath, split: 'test', limit: o.testQuestions };
+  const dataset = { name: `world-${o.evalSplit}`, path: questionsPath, split: o.evalSplit, limit: o.testQuestions };
   const withServed = async <T>(checkpoint: string, prm: string | undefined, f: (llm: string, prm?: string) => Promise<T>): Promise<T> => {
     const services: PythonService[] = [];
     try {
@@ -294,7 +336,7 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
 
   log(`[6/8] step-DPO from the SFT checkpoint on the pairs; GRPO from the SFT checkpoint on the same ${budgetQs.length} questions (outcome reward EM from serve-env)`);
   await stage('step-DPO', trained('dpo') || !withPairs, () =>
-    train_('dpo', { algo: 'dpo', model: p('models', 'sft'), data: join(annDir, 'trl_preference.jsonl'), trainer: { ...fewSteps, beta: 0.1, num_train_epochs: o.dpoEpochs, per_device_train_batch_size: 4 } }),
+    train_('dpo', { algo: 'dpo', model: p('models', 'sft'), data: join(annDir, 'trl_preference.jsonl'), trainer: { ...fewSteps, beta: o.dpoBeta, num_train_epochs: o.dpoEpochs, per_device_train_batch_size: 4 } }),
   );
   await stage('GRPO', trained('grpo'), async () => {
     const grpoData = p('data', 'grpo.jsonl');
@@ -315,7 +357,7 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
     const byQuestion = new Map(train.map((q) => [q.question, q]));
     const text = (r: (typeof rows)[number], raw: string) => {
       const q = byQuestion.get(r.state.question) ?? ({ id: '', question: r.state.question, answers: [] } as Question);
-      return prmInputText({ question: q, steps: r.state.steps, done: false, mustAnswer: false, turnsLeft: 0, searchesLeft: 0 }, raw);
+      return prmInputText({ question: q, steps: r.state.steps, done: false, mustAnswer: false, turnsLeft: 0, searchesLeft: 0 }, raw, undefined, o.prmInput);
     };
     const prmData = p('data', 'prm_text.jsonl');
     await writeJsonl(prmData, rows.map((r) => ({ chosen: text(r, r.chosen.raw), rejected: text(r, r.rejected.raw) })));
@@ -342,13 +384,21 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
     `The LLM loop on the synthetic world (${o.entities} entities, seed ${o.seed}; ${Object.entries(o.mix).filter(([, w]) => w > 0).map(([t]) => t).join(' and ')} questions): a ${o.model.layers}-layer, ${o.model.hidden}-wide decoder-only transformer with a ${o.model.vocab}-token BPE learned on the world, randomly initialised, trained with TRL on CPU and served with ${llama ? 'llama.cpp (node-llama-cpp, each checkpoint exported to GGUF)' : 'transformers serve'}. ` +
       `SFT: ${o.sftEpochs} epochs on successful oracle and sim episodes of the ${train.length} training questions in the ${AGENT} protocol (top-${o.topK} documents, at most ${o.maxTurns} turns). No retrieval: the same warmed-up model trained on question → answer pairs only (${o.directEpochs} epochs). Both start from a warm-up, the stand-in for pretraining that teaches a model from random weights to copy what it has read: ${o.warmupEpochs} epochs on copy examples (each passage, then the same passage again)${o.quoteEpochs > 0 ? `, then ${o.quoteEpochs} on quote examples (${o.topK} passages as a search result, then each of their sentences quoted in random order, the format in which the demonstrations' thoughts quote their evidence)` : ''}. ` +
       `Step-DPO: ${pairs.length} pairs from MCTS + SPRE trees (${o.simulations} simulations, ${o.rollouts} rollouts per node) built by the served SFT model on ${budgetQs.length} training questions. GRPO: ${o.grpoSteps} steps (4 rollouts per question) on the same ${budgetQs.length} questions, rewards (EM) from the environment server. PRM: TRL RewardTrainer on the same pairs; best-of-${o.n} samples ${o.n} steps at temperature 1 and executes the one the PRM scores highest. Significance is against SFT (paired t-test and bootstrap).`,
-    `Wall time of this invocation ${seconds.toFixed(0)} s${Object.keys(timings).length ? `: ${Object.entries(timings).map(([k, v]) => `${k} ${v.toFixed(0)} s`).join(', ')}` : ''}.`,
+    `Wall time of this invocation ${seconds.toFixed(0)} s${Object.keys(timings).length ? `: ${Object.entries(timings).map(([k, v]) => `${k} ${v.toFixed(0)} s`).join(', ')}` : ''}. ${baseNote(base)}`,
   ];
   writeFileSync(join(evalDir, 'results.json'), JSON.stringify(results, null, 2) + '\n');
-  writeFileSync(p('results.json'), JSON.stringify({ seconds, timings, ...results }, null, 2) + '\n');
+  writeFileSync(p('results.json'), JSON.stringify({ seconds, timings, base, ...results }, null, 2) + '\n');
   writeReport(out, results);
   await retriever.close?.();
-  return { results, seconds, timings, report: p('report.html') };
+  return { results, seconds, timings, base, report: p('report.html') };
+}
+
+/** One sentence on the warm-up base: reused (and what building it once cost) or built by this run. */
+function baseNote(base: BaseUse): string {
+  const built = Object.values(base.seconds).reduce((a, b) => a + b, 0);
+  return base.from === 'cache'
+    ? `The warm-up base (${base.key}) came from the base cache; building it once took ${built.toFixed(0)} s, not counted in this invocation.`
+    : `The warm-up base (${base.key}) was built by this run${built > 0 ? ` (${built.toFixed(0)} s of the time above)` : ''}.`;
 }
 
 /** Loss (and GRPO reward) curves from each TRL run's log_history.jsonl (exported for the report's render test). */

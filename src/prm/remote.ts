@@ -8,6 +8,7 @@
 import { RagtrailError } from '../core/errors.js';
 import { fetchJson } from '../core/http.js';
 import type { State } from '../env/env.js';
+import { formatDocs } from '../agents/protocol.js';
 import { describeProcess } from '../process/values.js';
 import type { Candidate, PRM } from './types.js';
 
@@ -26,17 +27,37 @@ export interface RemoteOptions {
   model?: string;
   apiKey?: string;
   separator?: string;
+  /** What the text shows of the state (default `steps`); train the served model on the same. */
+  input?: PrmInput;
 }
 
-export function stateText(state: State): string {
-  return `Question: ${state.question.question}\n${describeProcess(state)}`;
+export function stateText(state: State, input: PrmInput = 'steps'): string {
+  return `Question: ${state.question.question}\n${input === 'evidence' ? evidenceProcess(state) : describeProcess(state)}`;
+}
+
+/**
+ * What a text PRM reads of the state: `steps` summarises each step (its query and the titles found,
+ * the evidence noted, the answer); `evidence` shows each step's own text and the documents each search
+ * returned, so a PRM can check a quote or an answer against what was read (the LLM loop trains on it).
+ */
+export type PrmInput = 'steps' | 'evidence';
+export const PRM_INPUTS: readonly PrmInput[] = ['steps', 'evidence'];
+
+function evidenceProcess(state: State): string {
+  if (state.steps.length === 0) return '(no steps yet)';
+  return state.steps
+    .map((s, i) => {
+      const docs = s.action.type === 'search' ? `\nDocuments found:\n${formatDocs(s.docs ?? [])}` : '';
+      return `Step ${i + 1}: ${s.raw.trim()}${docs}`;
+    })
+    .join('\n');
 }
 
 const DEFAULT_SEPARATOR = '\n\nNext step:\n';
 
 /** The text a pooling/classify PRM scores for one candidate: the state, a separator, the step (train PRMs on the same). */
-export function prmInputText(state: State, raw: string, separator = DEFAULT_SEPARATOR): string {
-  return `${stateText(state)}${separator}${raw}`;
+export function prmInputText(state: State, raw: string, separator = DEFAULT_SEPARATOR, input: PrmInput = 'steps'): string {
+  return `${stateText(state, input)}${separator}${raw}`;
 }
 
 /**
@@ -62,7 +83,7 @@ export class RemotePRM implements PRM {
     if (candidates.length === 0) return [];
     const headers: Record<string, string> = this.opts.apiKey ? { authorization: `Bearer ${this.opts.apiKey}` } : {};
     if (this.opts.shape === 'tei-rerank') {
-      const context = stateText(state);
+      const context = stateText(state, this.opts.input);
       const reply = await fetchJson<{ index: number; score: number }[]>(this.url, { body: { query: context, texts: candidates.map((c) => c.raw) }, headers });
       if (!Array.isArray(reply)) throw new RagtrailError(`${this.url}: expected a list of {index, score}`);
       const scores = new Array<number>(candidates.length).fill(-Infinity);
@@ -70,7 +91,7 @@ export class RemotePRM implements PRM {
       return scores;
     }
     const reply = await fetchJson<{ data?: { data?: number | number[]; probs?: number[] }[] }>(this.url, {
-      body: { model: this.opts.model, input: candidates.map((c) => prmInputText(state, c.raw, this.opts.separator)) },
+      body: { model: this.opts.model, input: candidates.map((c) => prmInputText(state, c.raw, this.opts.separator, this.opts.input)) },
       headers,
     });
     if (!Array.isArray(reply.data) || reply.data.length !== candidates.length) throw new RagtrailError(`${this.url}: expected "data" with ${candidates.length} items`);

@@ -17,7 +17,7 @@ import { isFormatFailure } from '../core/trajectory.js';
 import { sameAction } from '../process/tree.js';
 import { GoldPRM } from './gold.js';
 import { JudgePRM } from './judge.js';
-import { REMOTE_SHAPES, RemotePRM, type RemoteShape } from './remote.js';
+import { type PrmInput, REMOTE_SHAPES, RemotePRM, type RemoteShape } from './remote.js';
 import { TrainedPRM } from './trained.js';
 import type { PRM } from './types.js';
 
@@ -84,7 +84,12 @@ export class PrmGuidedPolicy implements Policy {
 export const PRM_SPEC_HELP = 'a model file from `ragtrail prm train`, judge:<llm spec>, remote:<vllm-pooling|vllm-classify|tei-rerank>:<url>[#model], or gold (a diagnostic that reads the gold plan, non-LLM)';
 
 /** Builds a PRM from the rest of its spec (after `kind:`; empty for a bare `kind`). */
-export type PrmFactory = (rest: string, llmOptions: LLMOptions) => PRM | Promise<PRM>;
+export type PrmFactory = (rest: string, llmOptions: LLMOptions, opts?: PrmOptions) => PRM | Promise<PRM>;
+
+/** Settings a spec does not carry: what a text PRM reads of the state (remote PRMs; see {@link PrmInput}). */
+export interface PrmOptions {
+  input?: PrmInput;
+}
 
 /** PRM kinds by spec prefix: `gold`, `judge`, `remote`, and any registered with `registerPrm`. A spec
  * whose prefix is not registered is the path of a model file from `ragtrail prm train`. */
@@ -92,13 +97,13 @@ export const prmKinds = new Registry<PrmFactory>('prm kind');
 
 prmKinds.register('gold', () => new GoldPRM());
 prmKinds.register('judge', async (rest, llmOptions) => new JudgePRM(await createLLM(rest, llmOptions)));
-prmKinds.register('remote', (rest, llmOptions) => {
+prmKinds.register('remote', (rest, llmOptions, opts) => {
   const colon = rest.indexOf(':');
   const shape = rest.slice(0, colon) as RemoteShape;
   if (colon < 0 || !REMOTE_SHAPES.includes(shape)) throw new InputError(`prm "remote:${rest}": expected remote:<${REMOTE_SHAPES.join('|')}>:<url>[#model]`);
   const target = rest.slice(colon + 1);
   const hash = target.lastIndexOf('#');
-  return new RemotePRM(hash > 0 ? target.slice(0, hash) : target, { shape, model: hash > 0 ? target.slice(hash + 1) : undefined, apiKey: llmOptions.apiKey });
+  return new RemotePRM(hash > 0 ? target.slice(0, hash) : target, { shape, model: hash > 0 ? target.slice(hash + 1) : undefined, apiKey: llmOptions.apiKey, input: opts?.input });
 });
 
 /** Makes `KIND` / `KIND:…` PRM specs build with `factory`, wherever a --prm spec is accepted. */
@@ -107,8 +112,8 @@ export function registerPrm(kind: string, factory: PrmFactory, opts?: RegisterOp
 }
 
 /** The PRM of a spec (see PRM_SPEC_HELP and `registerPrm`). */
-export async function createPrm(spec: string, llmOptions: LLMOptions = {}): Promise<PRM> {
+export async function createPrm(spec: string, llmOptions: LLMOptions = {}, opts: PrmOptions = {}): Promise<PRM> {
   const { kind, rest } = splitSpec(spec);
   const factory = prmKinds.find(kind);
-  return factory ? factory(rest, llmOptions) : TrainedPRM.load(spec);
+  return factory ? factory(rest, llmOptions, opts) : TrainedPRM.load(spec);
 }

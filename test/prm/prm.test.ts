@@ -11,7 +11,7 @@ import { ScriptedLLM } from '../../src/llm/scripted.js';
 import { JudgePRM } from '../../src/prm/judge.js';
 import { evaluatePairs, type PairX, trainModel } from '../../src/prm/model.js';
 import { RemotePRM } from '../../src/prm/remote.js';
-import { argmax, PrmGuidedPolicy } from '../../src/prm/select.js';
+import { argmax, createPrm, PrmGuidedPolicy } from '../../src/prm/select.js';
 import { type PrmPairRecord, trainPrm } from '../../src/prm/trained.js';
 import type { Candidate, PRM } from '../../src/prm/types.js';
 
@@ -148,6 +148,18 @@ describe('PRM-guided selection (RAG-Gym Alg. 1)', () => {
       const pooled = await new RemotePRM(`${base}/pooling`, { shape: 'vllm-pooling', model: 'prm' }).score(state, [mv('x')]);
       assert.equal(pooled.length, 1);
       assert.equal((seen[1] as { model: string }).model, 'prm');
+      // The evidence input shows each step's text and the documents found; the default summarises.
+      const searched: State = {
+        ...state,
+        steps: [{ action: { type: 'search', query: 'Silent Harbor director' }, raw: '<search>Silent Harbor director</search>', docs: [{ passageId: 'p1', title: 'The Silent Harbor', text: 'The Silent Harbor was directed by Mara Voss.', score: 1 }] }],
+      };
+      await new RemotePRM(`${base}/pooling`, { shape: 'vllm-pooling', input: 'evidence' }).score(searched, [mv('x')]);
+      await createPrm(`remote:vllm-pooling:${base}/pooling`, {}, { input: 'evidence' }).then((p) => p.score(searched, [mv('x')]));
+      await new RemotePRM(`${base}/pooling`, { shape: 'vllm-pooling' }).score(searched, [mv('x')]);
+      const evidence = 'Question: Who directed The Silent Harbor?\nStep 1: <search>Silent Harbor director</search>\nDocuments found:\nDoc 1 (Title: The Silent Harbor) The Silent Harbor was directed by Mara Voss.\n\nNext step:\n<search>x</search>';
+      assert.deepEqual((seen[2] as { input: string[] }).input, [evidence]);
+      assert.deepEqual((seen[3] as { input: string[] }).input, [evidence]);
+      assert.deepEqual((seen[4] as { input: string[] }).input, ['Question: Who directed The Silent Harbor?\nStep 1: searched for "Silent Harbor director" and found: The Silent Harbor\n\nNext step:\n<search>x</search>']);
     } finally {
       server.close();
     }
