@@ -25,9 +25,9 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _run(out: Path) -> subprocess.CompletedProcess:
+def _run(out: Path, bases: Path) -> subprocess.CompletedProcess:
     args = [
-        "node", "--import", "tsx", "src/cli/main.ts", "llm-loop", "--out", str(out), "--venv", sys.prefix,
+        "node", "--import", "tsx", "src/cli/main.ts", "llm-loop", "--out", str(out), "--venv", sys.prefix, "--base-cache", str(bases),
         "--entities", "200", "--questions", "60", "--question-types", "single-hop", "--budget", "32", "--test-questions", str(TEST_QUESTIONS),
         "--hidden", "64", "--layers", "2", "--vocab", "1500", "--warmup-epochs", "1", "--quote-epochs", "1", "--sft-epochs", "30",
         "--simulations", "4", "--rollouts", "2", "--dpo-epochs", "1",
@@ -37,8 +37,8 @@ def _run(out: Path) -> subprocess.CompletedProcess:
 
 
 def test_llm_loop_invariants(tmp_path):
-    out = tmp_path / "loop"
-    first = _run(out)
+    out, bases = tmp_path / "loop", tmp_path / "bases"
+    first = _run(out, bases)
     assert first.returncode == 0, first.stderr[-3000:]
 
     results = json.loads((out / "results.json").read_text())
@@ -80,9 +80,17 @@ def test_llm_loop_invariants(tmp_path):
     assert _digest(out / "models" / "dpo" / "model.safetensors") != _digest(out / "models" / "sft" / "model.safetensors")
     assert (out / "models" / "prm" / "summary.json").exists()
 
+    # The warm-ups were built by this run and stored as a base for later runs of the same world.
+    base = json.loads((out / "models" / "base.json").read_text())
+    assert base["from"] == "built" and set(base["seconds"]) == {"copy warm-up", "quote warm-up"}
+    stored = bases / base["key"]
+    assert json.loads((stored / "info.json").read_text())["models"] == ["warmup", "quote"]
+    assert _digest(stored / "quote" / "model.safetensors") == _digest(out / "models" / "quote" / "model.safetensors")
+    assert results["base"] == base
+
     # A second invocation resumes: every stage is found complete and nothing is retrained.
     sft_before = _digest(out / "models" / "sft" / "model.safetensors")
-    second = _run(out)
+    second = _run(out, bases)
     assert second.returncode == 0, second.stderr[-3000:]
     assert "SFT: done earlier (kept)" in second.stderr
     assert _digest(out / "models" / "sft" / "model.safetensors") == sft_before
