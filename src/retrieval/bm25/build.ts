@@ -11,6 +11,11 @@
  * skips.bin (per term with more than SKIP_BLOCK postings, one Uint32 pair per block boundary: last
  * document before it and its byte offset from the term's start); maximpact.bin (Float32, V: the
  * largest tf / (tf + k1·(1 − b + b·|d|/avgdl)) of each term, a MaxScore upper bound);
+ * blockmax.bin (Float32, ⌈df/SKIP_BLOCK⌉ per term in term-id order: the same maximum over each skip
+ * block, the last, partial block included, for block-max pruning; term t's first entry is at
+ * (skip entries of the terms before t) + t, so no offset table is needed. Added after version 1
+ * without a version bump: readers of version 1 ignore the file, and this reader falls back to plain
+ * MaxScore on indexes built without it);
  * terms.bin (UTF-8 terms in byte order, concatenated), terms.idx (Uint32 start offsets, V + 1) and
  * terms.ids (Uint32 term id of each sorted term), for binary-search lookup without a heap dictionary.
  */
@@ -24,9 +29,13 @@ export const BM25_FORMAT_VERSION = 1;
 /** Postings per skip block: a query can jump to any block start without decoding the blocks before it. */
 export const SKIP_BLOCK = 32;
 
-/** Skip entries (last document of a block, byte offset of the next block from the term's start) as Uint32 pairs. */
-class SkipWriter {
+/**
+ * Buffered writer of 32-bit words: skip entries (last document of a block, byte offset of the next
+ * block from the term's start) as Uint32 pairs, or block maxima as Float32 bit patterns.
+ */
+class WordWriter {
   private readonly buf = new Uint32Array(1 << 16);
+  private readonly asFloat = new Float32Array(this.buf.buffer);
   private n = 0;
   private readonly out: VarintWriter;
 
@@ -35,9 +44,14 @@ class SkipWriter {
   }
 
   add(lastDoc: number, nextBlockOffset: number): void {
-    if (this.n === this.buf.length) this.flush();
+    if (this.n + 2 > this.buf.length) this.flush();
     this.buf[this.n++] = lastDoc;
     this.buf[this.n++] = nextBlockOffset;
+  }
+
+  float(x: number): void {
+    if (this.n === this.buf.length) this.flush();
+    this.asFloat[this.n++] = x;
   }
 
   private flush(): void {
@@ -77,6 +91,16 @@ export interface Bm25BuildOptions extends Partial<Bm25Params> {
   analyzer?: Analyzer;
   /** Postings held in memory before a sorted run is written (default 24M, about 290 MB). */
   runPostings?: number;
+}
+
+/**
+ * A float32 at or above x, with a relative margin of 2^-20 (≈1e-6): query-time bounds are sums
+ * computed in another order than the scores they bound, and the margin keeps them above those
+ * scores whatever the rounding, so pruning never drops a document that exhaustive scoring keeps.
+ */
+export function boundAbove(x: number): number {
+  const f = Math.fround(x * (1 + 2 ** -20));
+  return f >= x ? f : Math.fround(x * (1 + 2 ** -19));
 }
 
 function grow<T extends Uint32Array | Int32Array>(a: T, need: number): T {
@@ -235,7 +259,8 @@ export class Bm25Builder {
     // Upper bound of tf / (tf + norm) over each term's postings, for MaxScore pruning at query time.
     const maxImpact = new Float32Array(v);
     const out = new VarintWriter(join(this.dir, 'postings.bin'));
-    const skips = new SkipWriter(join(this.dir, 'skips.bin'));
+    const skips = new WordWriter(join(this.dir, 'skips.bin'));
+    const blockMax = new WordWriter(join(this.dir, 'blockmax.bin'));
     const readers = this.runs.map((p) => new VarintReader(p));
     // Next term id of each run (or Infinity when exhausted).
     const next = readers.map((r) => (r.atEnd() ? Infinity : r.uint()));
@@ -245,6 +270,7 @@ export class Bm25Builder {
       let last = 0;
       let written = 0;
       let best = 0;
+      let blockBest = 0;
       for (let r = 0; r < readers.length; r++) {
         if (next[r] !== t) continue;
         const rd = readers[r]!;
@@ -254,23 +280,29 @@ export class Bm25Builder {
           doc += rd.uint();
           const tf = rd.uint();
           // Every SKIP_BLOCK postings: where the next block starts, and the last document before it.
-          if (written > 0 && written % SKIP_BLOCK === 0) skips.add(last, out.written - termStart);
+          if (written > 0 && written % SKIP_BLOCK === 0) {
+            skips.add(last, out.written - termStart);
+            blockMax.float(boundAbove(blockBest));
+            blockBest = 0;
+          }
           out.uint(doc - last);
           out.uint(tf);
           last = doc;
           written++;
           const impact = tf / (tf + norms[doc]!);
           if (impact > best) best = impact;
+          if (impact > blockBest) blockBest = impact;
         }
         next[r] = rd.atEnd() ? Infinity : t + rd.uint();
       }
-      // Round up so that the float32 bound is never below the true maximum.
-      const f = Math.fround(best);
-      maxImpact[t] = f >= best ? f : Math.fround(best * (1 + 2 ** -22));
+      // The last block, full or not (every term has at least one posting).
+      blockMax.float(boundAbove(blockBest));
+      maxImpact[t] = boundAbove(best);
     }
     offsets[v] = out.written;
     out.close();
     skips.close();
+    blockMax.close();
     for (const r of readers) r.close();
     for (const p of this.runs) rmSync(p, { force: true });
     writeFileSync(join(this.dir, 'maximpact.bin'), new Uint8Array(maxImpact.buffer));
