@@ -6,7 +6,8 @@ the quality of the model.
 Pairs need a question on which some sampled steps lead to the answer and some do not. A world of
 single-hop questions, SFT long enough for the model to half-learn its training questions, and MCTS
 over 32 of them give pairs on about a third of the questions (10 pairs from 32 in the run that set
-these sizes), so a run without any pairs (about 0.7^32 ≈ 1e-5) is not a case this test has to allow."""
+these sizes, sampling at temperature 1), so a run without any pairs (about 0.7^32 ≈ 1e-5) is not a
+case this test has to allow."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ def _run(out: Path, bases: Path) -> subprocess.CompletedProcess:
         "node", "--import", "tsx", "src/cli/main.ts", "llm-loop", "--out", str(out), "--venv", sys.prefix, "--base-cache", str(bases),
         "--entities", "200", "--questions", "60", "--question-types", "single-hop", "--budget", "32", "--test-questions", str(TEST_QUESTIONS),
         "--hidden", "64", "--layers", "2", "--vocab", "1500", "--warmup-epochs", "1", "--quote-epochs", "1", "--sft-epochs", "30",
-        "--simulations", "4", "--rollouts", "2", "--dpo-epochs", "1",
+        "--simulations", "4", "--rollouts", "2", "--mcts-temperature", "1", "--rollout-temperature", "1", "--dpo-epochs", "1",
         "--grpo-steps", "2", "--prm-epochs", "1", "--n", "2",
     ]  # fmt: skip
     return subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=2400)  # generous: a shared 2-core machine has taken 15+ minutes

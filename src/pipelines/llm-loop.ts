@@ -78,7 +78,15 @@ export interface LlmLoopOptions {
   /** MCTS simulations per question and SPRE rollouts per node. */
   simulations: number;
   rollouts: number;
+  /** Steps sampled per expanded MCTS node (ReasonRAG's code: 2). */
+  children: number;
+  /** Temperature of the steps MCTS samples to expand a node (the tree's candidate steps). */
+  mctsTemperature: number;
+  /** Temperature of SPRE's rollouts, whose outcomes value a node: low, so a value says what the policy would make of the step. */
+  rolloutTemperature: number;
   dpoEpochs: number;
+  /** Learning rate of step-DPO. */
+  dpoLr: number;
   /** β of step-DPO (ReasonRAG Eq. 3; default 0.1). */
   dpoBeta: number;
   grpoSteps: number;
@@ -102,8 +110,8 @@ export interface LlmLoopOptions {
 }
 
 export const LLM_LOOP_DEFAULTS: Omit<LlmLoopOptions, 'out'> = {
-  entities: 3000, questions: 2000, mix: { 'single-hop': 1, compositional: 1, comparison: 0, 'bridge-comparison': 0 }, topK: 3, maxTurns: 4, budget: 48, model: { hidden: 128, layers: 4, heads: 4, vocab: 4000 }, warmupEpochs: 6, quoteEpochs: 2, sftEpochs: 3, directEpochs: 4,
-  simulations: 4, rollouts: 2, dpoEpochs: 2, dpoBeta: 0.1, grpoSteps: 24, prmEpochs: 2, n: 2, prmTemperature: 1, prmInput: 'steps', seed: 1, evalSplit: 'test',
+  entities: 3000, questions: 2000, mix: { 'single-hop': 1, compositional: 1, comparison: 0, 'bridge-comparison': 0 }, topK: 3, maxTurns: 4, budget: 200, model: { hidden: 128, layers: 4, heads: 4, vocab: 4000 }, warmupEpochs: 6, quoteEpochs: 2, sftEpochs: 3, directEpochs: 4,
+  simulations: 7, rollouts: 2, children: 2, mctsTemperature: 1, rolloutTemperature: 0.3, dpoEpochs: 1, dpoBeta: 0.3, dpoLr: 1e-4, grpoSteps: 24, prmEpochs: 2, n: 4, prmTemperature: 0.7, prmInput: 'evidence', seed: 1, evalSplit: 'test',
 };
 
 const AGENT = 'search-r1';
@@ -319,8 +327,8 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
       try {
         await annotate({
           method: 'mcts-spre', outDir: annDir, env, policy, questions: budgetQs, concurrency: 4,
-          mcts: { ...UCT_DEFAULTS, simulations: o.simulations, rollouts: o.rollouts, seed: o.seed },
-          config: { method: 'mcts-spre', agent: AGENT, policy: 'sft', simulations: o.simulations, rollouts: o.rollouts, seed: o.seed }, quiet: true,
+          mcts: { ...UCT_DEFAULTS, simulations: o.simulations, rollouts: o.rollouts, maxChildren: o.children, temperature: o.mctsTemperature, rolloutTemperature: o.rolloutTemperature, seed: o.seed },
+          config: { method: 'mcts-spre', agent: AGENT, policy: 'sft', simulations: o.simulations, rollouts: o.rollouts, children: o.children, temperature: o.mctsTemperature, rolloutTemperature: o.rolloutTemperature, seed: o.seed }, quiet: true,
         });
       } finally {
         await model.close?.();
@@ -336,7 +344,7 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
 
   log(`[6/8] step-DPO from the SFT checkpoint on the pairs; GRPO from the SFT checkpoint on the same ${budgetQs.length} questions (outcome reward EM from serve-env)`);
   await stage('step-DPO', trained('dpo') || !withPairs, () =>
-    train_('dpo', { algo: 'dpo', model: p('models', 'sft'), data: join(annDir, 'trl_preference.jsonl'), trainer: { ...fewSteps, beta: o.dpoBeta, num_train_epochs: o.dpoEpochs, per_device_train_batch_size: 4 } }),
+    train_('dpo', { algo: 'dpo', model: p('models', 'sft'), data: join(annDir, 'trl_preference.jsonl'), trainer: { ...fewSteps, beta: o.dpoBeta, learning_rate: o.dpoLr, num_train_epochs: o.dpoEpochs, per_device_train_batch_size: 4 } }),
   );
   await stage('GRPO', trained('grpo'), async () => {
     const grpoData = p('data', 'grpo.jsonl');
@@ -383,7 +391,7 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
   results.notes = [
     `The LLM loop on the synthetic world (${o.entities} entities, seed ${o.seed}; ${Object.entries(o.mix).filter(([, w]) => w > 0).map(([t]) => t).join(' and ')} questions): a ${o.model.layers}-layer, ${o.model.hidden}-wide decoder-only transformer with a ${o.model.vocab}-token BPE learned on the world, randomly initialised, trained with TRL on CPU and served with ${llama ? 'llama.cpp (node-llama-cpp, each checkpoint exported to GGUF)' : 'transformers serve'}. ` +
       `SFT: ${o.sftEpochs} epochs on successful oracle and sim episodes of the ${train.length} training questions in the ${AGENT} protocol (top-${o.topK} documents, at most ${o.maxTurns} turns). No retrieval: the same warmed-up model trained on question → answer pairs only (${o.directEpochs} epochs). Both start from a warm-up, the stand-in for pretraining that teaches a model from random weights to copy what it has read: ${o.warmupEpochs} epochs on copy examples (each passage, then the same passage again)${o.quoteEpochs > 0 ? `, then ${o.quoteEpochs} on quote examples (${o.topK} passages as a search result, then each of their sentences quoted in random order, the format in which the demonstrations' thoughts quote their evidence)` : ''}. ` +
-      `Step-DPO: ${pairs.length} pairs from MCTS + SPRE trees (${o.simulations} simulations, ${o.rollouts} rollouts per node) built by the served SFT model on ${budgetQs.length} training questions. GRPO: ${o.grpoSteps} steps (4 rollouts per question) on the same ${budgetQs.length} questions, rewards (EM) from the environment server. PRM: TRL RewardTrainer on the same pairs; best-of-${o.n} samples ${o.n} steps at temperature 1 and executes the one the PRM scores highest. Significance is against SFT (paired t-test and bootstrap).`,
+      `Step-DPO (β ${o.dpoBeta}, learning rate ${o.dpoLr}, ${o.dpoEpochs} epoch${o.dpoEpochs === 1 ? '' : 's'}): ${pairs.length} pairs from MCTS + SPRE trees (${o.simulations} simulations, ${o.children} steps sampled per expansion at temperature ${o.mctsTemperature}, ${o.rollouts} rollouts per node at temperature ${o.rolloutTemperature}) built by the served SFT model on ${budgetQs.length} training questions. GRPO: ${o.grpoSteps} steps (4 rollouts per question) on the same ${budgetQs.length} questions, rewards (EM) from the environment server. PRM: TRL RewardTrainer on the same pairs, reading ${o.prmInput === 'evidence' ? 'each step\'s text and the documents found' : 'a summary of each step'}; best-of-${o.n} samples ${o.n} steps at temperature ${o.prmTemperature} and executes the well-formed one the PRM scores highest. Significance is against SFT (paired t-test and bootstrap).`,
     `Wall time of this invocation ${seconds.toFixed(0)} s${Object.keys(timings).length ? `: ${Object.entries(timings).map(([k, v]) => `${k} ${v.toFixed(0)} s`).join(', ')}` : ''}. ${baseNote(base)}`,
   ];
   writeFileSync(join(evalDir, 'results.json'), JSON.stringify(results, null, 2) + '\n');
