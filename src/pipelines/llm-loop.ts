@@ -3,7 +3,8 @@
  *
  *   world → BM25 index → oracle and sim demonstrations in the search-r1 protocol → SFT data
  *   → a tiny transformer (tokenizer learned on the world, random init), warmed up on copy and then
- *   quote examples (pipelines/warmup.ts: the stand-in for pretraining), then trained with TRL's SFTTrainer
+ *   quote examples (pipelines/warmup.ts: the stand-in for pretraining, built once per world and model and
+ *   reused from a cache: llm-loop-base.ts), then trained with TRL's SFTTrainer
  *   (plus the same warmed-up model trained on question → answer pairs only: the no-retrieval baseline)
  *   → served by `transformers serve` → evaluated by `ragtrail`'s own agent loop over HTTP
  *   → MCTS + SPRE annotation with the served SFT model (sampling) → step preference pairs
@@ -318,7 +319,7 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
   log(`[4/8] serving the SFT models with ${llama ? 'llama.cpp (GGUF exports)' : 'transformers serve'}; ${test.length} held-out questions each`);
   for (const v of variants) await evaluate(v);
 
-  log(`[5/8] MCTS + SPRE annotation of ${budgetQs.length} training questions with the served SFT model (temperature 1)`);
+  log(`[5/8] MCTS + SPRE annotation of ${budgetQs.length} training questions with the served SFT model (candidates at temperature ${o.mctsTemperature}, rollouts at ${o.rolloutTemperature})`);
   const annDir = p('annotate');
   await stage('annotate', existsSync(join(annDir, 'stats.json')), () =>
     withServed(p('models', 'sft'), undefined, async (llm) => {

@@ -136,5 +136,11 @@ describe('ragtrail train', () => {
     const types = ragtrail('llm-loop', '--question-types', 'single-hop,bridge', '--out', join(tmp.dir, 'loop'));
     assert.equal(types.status, 2);
     assert.match(types.stderr, /--question-types.*expected a comma-separated list of single-hop, compositional, comparison, bridge-comparison; got "single-hop,bridge"/);
+    const input = ragtrail('llm-loop', '--prm-input', 'docs', '--out', join(tmp.dir, 'loop'));
+    assert.equal(input.status, 2);
+    assert.match(input.stderr, /--prm-input.*steps, evidence/);
+    const split = ragtrail('llm-loop', '--eval-split', 'train', '--out', join(tmp.dir, 'loop'));
+    assert.equal(split.status, 2);
+    assert.match(split.stderr, /--eval-split.*test, dev/);
   });
 });
