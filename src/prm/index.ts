@@ -5,8 +5,8 @@
  * @module
  */
 export type { Candidate, PRM } from './types.js';
-export { createPrm, PRM_CANDIDATES, PRM_SPEC_HELP, type PrmCandidates, type PrmFactory, PrmGuidedPolicy, prmKinds, registerPrm } from './select.js';
+export { createPrm, PRM_CANDIDATES, PRM_SPEC_HELP, type PrmCandidates, type PrmFactory, type PrmOptions, PrmGuidedPolicy, prmKinds, registerPrm } from './select.js';
 export { type PairEval, type PrmTrainOptions, readPrmPairs, TrainedPRM, trainPrm } from './trained.js';
 export { JudgePRM } from './judge.js';
-export { RemotePRM, type RemoteOptions, type RemoteShape } from './remote.js';
+export { type PrmInput, PRM_INPUTS, RemotePRM, type RemoteOptions, type RemoteShape } from './remote.js';
 export { GoldPRM } from './gold.js';

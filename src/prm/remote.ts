@@ -41,6 +41,7 @@ export function stateText(state: State, input: PrmInput = 'steps'): string {
  * returned, so a PRM can check a quote or an answer against what was read (the LLM loop trains on it).
  */
 export type PrmInput = 'steps' | 'evidence';
+/** The accepted {@link PrmInput} values, for flag and config validation. */
 export const PRM_INPUTS: readonly PrmInput[] = ['steps', 'evidence'];
 
 function evidenceProcess(state: State): string {
