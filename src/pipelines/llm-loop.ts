@@ -61,7 +61,7 @@ export interface LlmLoopOptions {
   /** Documents per search (default 3: keeps the transcripts short enough for CPU training). */
   topK: number;
   maxTurns: number;
-  /** Questions annotated with MCTS, and the same questions for GRPO (default 48). */
+  /** Questions annotated with MCTS, and the same questions for GRPO (default 200). */
   budget: number;
   /** Held-out questions evaluated (default: the whole split). */
   testQuestions?: number;
@@ -88,12 +88,12 @@ export interface LlmLoopOptions {
   dpoEpochs: number;
   /** Learning rate of step-DPO. */
   dpoLr: number;
-  /** β of step-DPO (ReasonRAG Eq. 3; default 0.1). */
+  /** β of step-DPO (ReasonRAG Eq. 3; its code uses 0.3). */
   dpoBeta: number;
   grpoSteps: number;
   prmEpochs: number;
-  /** Candidates per step for PRM best-of-N (default 2: every candidate is a full generation plus a PRM
-   * pass on CPU, and best-of-4 alone took 256 s of the 30-minute budget; RAG-Gym uses 10). */
+  /** Candidates per step for PRM best-of-N (default 4: every candidate is a full generation plus a PRM
+   * pass on CPU; RAG-Gym uses 10). */
   n: number;
   /** Sampling temperature of PRM best-of-N's candidates (RAG-Gym samples at 1.0). */
   prmTemperature: number;
@@ -136,7 +136,7 @@ export interface BaseUse {
 export interface LlmLoopResult {
   results: EvalResults;
   seconds: number;
-  base?: BaseUse;
+  base: BaseUse;
   timings: Record<string, number>;
   report: string;
 }
