@@ -444,6 +444,42 @@ function fixedOrderScore(contrib: Float64Array, contribDoc: Int32Array, doc: num
   return s;
 }
 
+/**
+ * Scores `doc` on the essential cursors (from `firstEssential` on) that sit on it, records each
+ * contribution for {@link fixedOrderScore} and moves those cursors on; returns the partial score.
+ */
+function scoreEssential(cursors: readonly Cursor[], firstEssential: number, doc: number, norm: number, contrib: Float64Array, contribDoc: Int32Array): number {
+  let score = 0;
+  for (let i = firstEssential; i < cursors.length; i++) {
+    const c = cursors[i]!;
+    if (c.doc === doc) {
+      const x = (c.w * c.tf) / (c.tf + norm);
+      contrib[i] = x;
+      contribDoc[i] = doc;
+      score += x;
+      c.next();
+    }
+  }
+  return score;
+}
+
+/** Moves non-essential cursor `i` to `doc` and records its contribution there (0 when the term is not in it). */
+function probe(c: Cursor, i: number, doc: number, norm: number, contrib: Float64Array, contribDoc: Int32Array): number {
+  c.advance(doc);
+  if (c.doc !== doc) return 0;
+  const x = (c.w * c.tf) / (c.tf + norm);
+  contrib[i] = x;
+  contribDoc[i] = doc;
+  return x;
+}
+
+/** Offers a fully scored candidate to the top k; returns the k-th best score after it (θ). */
+function offer(top: TopK, doc: number, score: number, theta: number): number {
+  if (score <= theta) return theta;
+  top.push(doc, score);
+  return top.threshold;
+}
+
 /** MaxScore (or, with prune false, every matching document scored). Cursors sorted by ub, each on its first posting. */
 function maxScore(cursors: Cursor[], norms: Float64Array, top: TopK, prune: boolean): void {
   const n = cursors.length;
@@ -458,17 +494,7 @@ function maxScore(cursors: Cursor[], norms: Float64Array, top: TopK, prune: bool
     for (let i = firstEssential; i < n; i++) if (cursors[i]!.doc < doc) doc = cursors[i]!.doc;
     if (doc === NO_MORE_DOCS) break;
     const norm = norms[doc]!;
-    let score = 0;
-    for (let i = firstEssential; i < n; i++) {
-      const c = cursors[i]!;
-      if (c.doc === doc) {
-        const x = (c.w * c.tf) / (c.tf + norm);
-        contrib[i] = x;
-        contribDoc[i] = doc;
-        score += x;
-        c.next();
-      }
-    }
+    let score = scoreEssential(cursors, firstEssential, doc, norm, contrib, contribDoc);
     // Non-essential terms, strongest first, while the candidate can still beat θ.
     let alive = true;
     for (let i = firstEssential - 1; i >= 0; i--) {
@@ -477,23 +503,13 @@ function maxScore(cursors: Cursor[], norms: Float64Array, top: TopK, prune: bool
         break;
       }
       const c = cursors[i]!;
-      c.advance(doc);
-      if (c.doc === doc) {
-        const x = (c.w * c.tf) / (c.tf + norm);
-        contrib[i] = x;
-        contribDoc[i] = doc;
-        score += x;
-      }
+      score += probe(c, i, doc, norm, contrib, contribDoc);
     }
     if (!alive) continue;
-    score = fixedOrderScore(contrib, contribDoc, doc);
-    if (score > theta) {
-      top.push(doc, score);
-      const t = top.threshold;
-      if (t > theta) {
-        theta = t;
-        if (prune) while (firstEssential < n && bound[firstEssential + 1]! <= theta) firstEssential++;
-      }
+    const t = offer(top, doc, fixedOrderScore(contrib, contribDoc, doc), theta);
+    if (t > theta) {
+      theta = t;
+      if (prune) while (firstEssential < n && bound[firstEssential + 1]! <= theta) firstEssential++;
     }
   }
 }
@@ -545,17 +561,7 @@ function blockMaxScore(cursors: Cursor[], norms: Float64Array, top: TopK): void 
       checkedTo = end;
     }
     const norm = norms[doc]!;
-    let score = 0;
-    for (let i = firstEssential; i < n; i++) {
-      const c = cursors[i]!;
-      if (c.doc === doc) {
-        const x = (c.w * c.tf) / (c.tf + norm);
-        contrib[i] = x;
-        contribDoc[i] = doc;
-        score += x;
-        c.next();
-      }
-    }
+    let score = scoreEssential(cursors, firstEssential, doc, norm, contrib, contribDoc);
     // Non-essential terms, strongest first, while the candidate can still beat θ: each is first
     // bounded by the block that would hold the candidate (a shallow move), and probed only if that
     // block could still lift it above θ.
@@ -571,23 +577,13 @@ function blockMaxScore(cursors: Cursor[], norms: Float64Array, top: TopK): void 
         alive = false;
         break;
       }
-      c.advance(doc);
-      if (c.doc === doc) {
-        const x = (c.w * c.tf) / (c.tf + norm);
-        contrib[i] = x;
-        contribDoc[i] = doc;
-        score += x;
-      }
+      score += probe(c, i, doc, norm, contrib, contribDoc);
     }
     if (!alive) continue;
-    score = fixedOrderScore(contrib, contribDoc, doc);
-    if (score > theta) {
-      top.push(doc, score);
-      const t = top.threshold;
-      if (t > theta) {
-        theta = t;
-        while (firstEssential < n && bound[firstEssential + 1]! <= theta) firstEssential++;
-      }
+    const t = offer(top, doc, fixedOrderScore(contrib, contribDoc, doc), theta);
+    if (t > theta) {
+      theta = t;
+      while (firstEssential < n && bound[firstEssential + 1]! <= theta) firstEssential++;
     }
   }
 }
