@@ -1,4 +1,3 @@
-import { type PrmInput, PRM_INPUTS } from '../prm/remote.js';
 import { readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import type { Command } from 'commander';
@@ -10,6 +9,7 @@ import { POLICY_SPEC_HELP } from '../agents/policies.js';
 import type { SelectMethod } from '../eval/systems.js';
 import { LLM_SPEC_HELP } from '../llm/create.js';
 import { PRM_CANDIDATES, PRM_SPEC_HELP, type PrmCandidates } from '../prm/select.js';
+import { type PrmInput, PRM_INPUTS } from '../prm/remote.js';
 import { addRetryOption, choiceArg, collect, intArg, numberArg } from './options.js';
 import { formatMs, type RetryWait, retryEvents } from '../core/http.js';
 import { policyArg } from './setup.js';

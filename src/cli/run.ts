@@ -1,4 +1,3 @@
-import { type PrmInput, PRM_INPUTS } from '../prm/remote.js';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { InputError } from '../core/errors.js';
@@ -7,6 +6,7 @@ import { ensureOutDir } from '../core/io.js';
 import { runQuestions } from '../eval/run.js';
 import { formatEndpointUsage } from '../llm/middleware.js';
 import { PRM_CANDIDATES, PRM_SPEC_HELP, type PrmCandidates } from '../prm/select.js';
+import { type PrmInput, PRM_INPUTS } from '../prm/remote.js';
 import { applyConfigFile, requireOptions } from './config.js';
 import { addRetryOption, choiceArg, intArg, numberArg } from './options.js';
 import { addAgentOptions, type AgentOpts, loadQuestions, nonLlmNote, setupAgent, warnAboutData } from './setup.js';
@@ -67,8 +67,9 @@ export function registerRun(program: Command): void {
         select: opts.select,
         prm: opts.select === 'prm' ? resolve(opts.prm!) : null,
         n: opts.select === 'greedy' ? null : opts.n,
-        // Only for prm selection, so that a folder from before this option resumes unchanged.
-        ...(opts.select === 'prm' ? { prmCandidates: opts.prmCandidates, prmInput: opts.prmInput } : {}),
+        // Only for prm selection (and prmInput only when not the default), so that a folder from before
+        // these options resumes unchanged.
+        ...(opts.select === 'prm' ? { prmCandidates: opts.prmCandidates, ...(opts.prmInput !== 'steps' && { prmInput: opts.prmInput }) } : {}),
         temperature,
         seed: opts.seed,
       };
