@@ -163,14 +163,15 @@ async function scale(): Promise<void> {
   }
   const dir = join(work, `synthetic-${N}-index`);
   // A kept index (--keep) is queried again as it is with --reuse-index; its build is then not measured.
-  const reused = args['reuse-index'] && existsSync(join(dir, 'index.json')) && existsSync(join(dir, 'bm25', 'meta.json'));
-  let build = { seconds: NaN, peakRssBytes: NaN, vocabulary: NaN, postings: NaN, runs: NaN };
-  if (reused) console.log(`reusing the index in ${dir} (--reuse-index): build figures not measured`);
-  else {
+  let build: { seconds: number; peakRssBytes: number; vocabulary: number; postings: number; runs: number } | undefined;
+  if (args['reuse-index'] && existsSync(join(dir, 'index.json')) && existsSync(join(dir, 'bm25', 'meta.json'))) {
+    console.log(`reusing the index in ${dir} (--reuse-index): build figures not measured`);
+  } else {
     rmSync(dir, { recursive: true, force: true });
     const out = execFileSync(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'retrieval-build-child.ts'), corpusPath, dir], { encoding: 'utf8', maxBuffer: 1 << 26 });
-    build = JSON.parse(out.trim().split('\n').pop()!) as typeof build;
+    build = JSON.parse(out.trim().split('\n').pop()!) as NonNullable<typeof build>;
   }
+  const notMeasured = 'not measured (--reuse-index)';
   const bytes = folderBytes(dir);
   const parts = Object.fromEntries(['docs.jsonl', 'docs.off', 'bm25/postings.bin', 'bm25/terms.bin'].map((f) => [f, statSync(join(dir, f)).size]));
 
@@ -201,9 +202,9 @@ async function scale(): Promise<void> {
 
   console.log(`\n(b) synthetic corpus: ${N} passages of ~100 words, ${queries.length} queries (3–6 words of one passage)`);
   console.log(formatTable(['measure', 'value'], [
-    ['build time', reused ? 'not measured (--reuse-index)' : `${build.seconds.toFixed(1)} s (target ≤ 120 s at 1M)`],
-    ['build peak RSS', reused ? 'not measured' : `${gib(build.peakRssBytes)} (target ≤ 4 GiB)`],
-    ['vocabulary / postings / runs', reused ? 'not measured' : `${build.vocabulary} / ${build.postings} / ${build.runs}`],
+    ['build time', build ? `${build.seconds.toFixed(1)} s (target ≤ 120 s at 1M)` : notMeasured],
+    ['build peak RSS', build ? `${gib(build.peakRssBytes)} (target ≤ 4 GiB)` : notMeasured],
+    ['vocabulary / postings / runs', build ? `${build.vocabulary} / ${build.postings} / ${build.runs}` : notMeasured],
     ['index on disk', `${mib(bytes)} (docstore ${mib(parts['docs.jsonl']!)}, postings ${mib(parts['bm25/postings.bin']!)}, terms ${mib(parts['bm25/terms.bin']!)})`],
     ['open time / memory held by the index', `${openSecs.toFixed(2)} s / ${mib(held)} (postings ${retriever.index.postingsInMemory ? 'in memory' : 'on disk'})`],
     ['queries/s, 1 thread, k = 10', `${qps.toFixed(0)} (target ≥ 300)`],
@@ -219,7 +220,7 @@ async function scale(): Promise<void> {
   const heapAtQuery = (held - (retriever.index.postingsInMemory ? parts['bm25/postings.bin']! : 0)) * f + 21e6 * 8;
   const anchorNames = args.anchors.split(',').filter(Boolean);
   if (anchorNames.length) {
-    const own = { build: build.seconds, rss: build.peakRssBytes, disk: bytes - parts['docs.jsonl']! - statSync(join(dir, 'docs.off')).size, qps, recall10 };
+    const own = { build: build?.seconds, rss: build?.peakRssBytes, disk: bytes - parts['docs.jsonl']! - statSync(join(dir, 'docs.off')).size, qps, recall10 };
     anchorTable(anchorNames, corpusPath, queryFile, own);
   }
 
@@ -229,7 +230,7 @@ async function scale(): Promise<void> {
     ['index on disk', gib(bytes * f)],
     ['postings', `${gib(parts['bm25/postings.bin']! * f)} (held in memory up to a quarter of RAM, else read from disk in windows)`],
     ['query-time memory (norms, dictionary, skips, bounds, doc offsets)', gib(heapAtQuery)],
-    ['build memory', reused ? 'not measured (--reuse-index)' : `run buffers ≤ 290 MB + vocabulary (here ${build.vocabulary} terms); peak measured ${gib(build.peakRssBytes)} at ${N}`],
+    ['build memory', build ? `run buffers ≤ 290 MB + vocabulary (here ${build.vocabulary} terms); peak measured ${gib(build.peakRssBytes)} at ${N}` : notMeasured],
     ['fits in 24 GiB?', heapAtQuery < 20 * 2 ** 30 ? 'yes' : 'no'],
   ]));
 
@@ -281,8 +282,8 @@ async function scale(): Promise<void> {
 // ---------------------------------------------------------------- BM25 anchors (Python, bench-only)
 interface AnchorResult { engine: string; build_s: number; peak_rss_bytes: number; disk_bytes: number; qps_single: number; qps_batched: number | null; recall10: number; overlap10: number | null }
 
-function anchorTable(names: string[], corpusPath: string, queryFile: string, own: { build: number; rss: number; disk: number; qps: number; recall10: number }): void {
-  const rows: (string | number)[][] = [[`ragtrail (N ${N})`, Number.isNaN(own.build) ? 'reused' : own.build.toFixed(0), Number.isNaN(own.rss) ? '' : gib(own.rss), mib(own.disk), own.qps.toFixed(0), '', own.recall10.toFixed(3), '1.000', '']];
+function anchorTable(names: string[], corpusPath: string, queryFile: string, own: { build?: number; rss?: number; disk: number; qps: number; recall10: number }): void {
+  const rows: (string | number)[][] = [[`ragtrail (N ${N})`, own.build?.toFixed(0) ?? 'reused', own.rss === undefined ? '' : gib(own.rss), mib(own.disk), own.qps.toFixed(0), '', own.recall10.toFixed(3), '1.000', '']];
   let fastest: AnchorResult | undefined;
   for (const name of names) {
     const py = name === 'xapian' ? args['xapian-python'] : args['anchor-python'];
