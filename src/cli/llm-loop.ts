@@ -60,6 +60,7 @@ export function registerLlmLoop(program: Command): void {
     .option('--seed <n>', 'seed of the world, the initial weights and the samples', intArg(0), d.seed)
     .option('--venv <dir>', 'Python venv for TRL (default $RAGTRAIL_VENV or ~/.cache/ragtrail/trl-venv; created on first use)')
     .option('--serve <how>', 'how policy checkpoints are run for evaluation and annotation: transformers (`transformers serve`) or llama (exported to GGUF, run by node-llama-cpp in-process; see `ragtrail export-gguf`)', choiceArg(['transformers', 'llama'] as const), 'transformers')
+    .option('--servers <n>', 'transformers serve processes per served checkpoint, requests spread least-loaded first (default: one per CPU core, at most 8)', intArg(1, 64))
     .option('--base-cache <dir>', 'where warmed-up bases are cached and reused by later runs of the same world and model (default $RAGTRAIL_CACHE/llm-loop-bases or ~/.cache/ragtrail/llm-loop-bases)')
     .option('--no-base-cache', 'build the warm-ups in the output folder only, neither reusing nor storing a cached base')
     .action(async (opts: LoopOpts) => {
