@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +21,12 @@ from pathlib import Path
 from conftest import REPO
 
 TEST_QUESTIONS = 6
+# Each checkpoint behind two `transformers serve` processes and ragtrail's endpoint pool (the
+# default is one per core), so the pool is exercised whatever the machine.
+SERVERS = 2
+# Candidates and rollouts sample at about 1 (the pair statistics above), but not at the same
+# temperature: the annotation then gets a server group per temperature, and the test sees both.
+ROLLOUT_TEMPERATURE = 0.99
 
 
 def _digest(path: Path) -> str:
@@ -31,8 +38,8 @@ def _run(out: Path, bases: Path) -> subprocess.CompletedProcess:
         "node", "--import", "tsx", "src/cli/main.ts", "llm-loop", "--out", str(out), "--venv", sys.prefix, "--base-cache", str(bases),
         "--entities", "200", "--questions", "60", "--question-types", "single-hop", "--budget", "32", "--test-questions", str(TEST_QUESTIONS),
         "--hidden", "64", "--layers", "2", "--vocab", "1500", "--warmup-epochs", "1", "--quote-epochs", "1", "--sft-epochs", "30",
-        "--simulations", "4", "--rollouts", "2", "--mcts-temperature", "1", "--rollout-temperature", "1", "--dpo-epochs", "1",
-        "--grpo-steps", "2", "--prm-epochs", "1", "--n", "2",
+        "--simulations", "4", "--rollouts", "2", "--mcts-temperature", "1", "--rollout-temperature", str(ROLLOUT_TEMPERATURE), "--dpo-epochs", "1",
+        "--grpo-steps", "2", "--prm-epochs", "1", "--n", "2", "--servers", str(SERVERS),
     ]  # fmt: skip
     return subprocess.run(args, cwd=REPO, capture_output=True, text=True, timeout=2400)  # generous: a shared 2-core machine has taken 15+ minutes
 
@@ -56,12 +63,23 @@ def test_llm_loop_invariants(tmp_path):
         rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
         assert len(rows) == TEST_QUESTIONS
         for t in rows:
-            assert t["policy"].startswith("llm:openai:http://127.0.0.1:")
+            assert re.match(rf"llm:openai:\[{SERVERS} endpoints\]#", t["policy"]), t["policy"]
             assert t["usage"]["requests"] >= 1
             assert t["steps"], t["id"]
             for step in t["steps"]:
                 assert step["action"]["type"] in ("search", "answer", "invalid")
                 assert isinstance(step["raw"], str)
+
+    # Both servers of a checkpoint answered: the pool spread the requests over them.
+    for model in ("sft", "dpo"):
+        for i in range(1, SERVERS + 1):
+            log = (out / "logs" / f"serve-{model}-{i}.log").read_text()
+            assert log.count("POST /v1/chat/completions") >= 1, (model, i)
+
+    # The annotation's candidates and rollouts went to servers of their own (a server with continuous
+    # batching samples every request at its first request's temperature).
+    for log in ["serve-sft-candidates.log"] + [f"serve-sft-rollouts-{i}.log" for i in range(1, SERVERS + 1)]:
+        assert (out / "logs" / log).read_text().count("POST /v1/chat/completions") >= 1, log
 
     # The annotation ran with the served model and exported its files; GRPO's rollouts went through serve-env.
     annotate = out / "annotate"

@@ -91,8 +91,10 @@ export async function startService(o: StartOptions): Promise<PythonService> {
  * Continuous batching for `transformers serve` on CPU: concurrent requests share forward passes. Its
  * paged KV cache must be sized by hand there (left alone it reserves most of the machine's memory):
  * 128 blocks of 32 tokens hold four of the loop's transcripts at once. It fixes the sampling settings
- * of the first request for the server's life, which is right for the loop: each server runs one
- * variant's evaluation (all greedy, or all sampled) or the annotation (all sampled).
+ * of the first request for the server's life (a later request's temperature is ignored), so the loop
+ * gives each temperature servers of its own: a variant's evaluation samples at one (greedy, or
+ * best-of-N's), and the annotation's candidates and rollouts go to two groups (llm/middleware.ts,
+ * TemperatureRoutedLLM).
  */
 const CONTINUOUS_BATCHING = ['--continuous-batching', '--cb-num-blocks', '128', '--cb-block-size', '32', '--cb-max-batch-tokens', '1024'];
 

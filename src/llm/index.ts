@@ -7,7 +7,7 @@
  */
 export type { Choice, GenerateRequest, GenerateResult, LLM, TokenLogprobs } from './types.js';
 export { createBackend, createLLM, LLM_SPEC_HELP, type LLMBackendFactory, llmBackends, type LLMOptions, registerLLMBackend, withMachinery } from './create.js';
-export { CachedLLM, type CacheMode, LimitedLLM, MeteredLLM, type Prices, type UsageTotals } from './middleware.js';
+export { CachedLLM, type CacheMode, LimitedLLM, MeteredLLM, type Prices, TemperatureRoutedLLM, type UsageTotals } from './middleware.js';
 export { OpenAICompatibleLLM, type OpenAIOptions } from './openai.js';
 export { type Script, ScriptedLLM } from './scripted.js';
 export { EndpointPoolLLM, type EndpointPoolOptions, type EndpointUsage, parseEndpointList } from './endpoints.js';

@@ -4,6 +4,7 @@
  * HTTP layer (core/http.ts), where the status codes and Retry-After are.
  */
 import { createHash } from 'node:crypto';
+import { RagtrailError } from '../core/errors.js';
 import { KvStore } from '../core/kvstore.js';
 import { Limiter } from '../core/limiter.js';
 import type { EndpointUsage } from './endpoints.js';
@@ -95,6 +96,39 @@ export class LimitedLLM implements LLM {
 
   endpointUsage(): EndpointUsage[] | undefined {
     return this.inner.endpointUsage?.();
+  }
+}
+
+/**
+ * Sends each request to the backend kept for its sampling temperature. For servers whose sampling
+ * settings are fixed per process — `transformers serve` with continuous batching takes those of its
+ * first request for its whole life and ignores the temperature of every later one — a backend per
+ * temperature keeps each request at the temperature it asks for. A request at a temperature
+ * without a backend is an error, never silently sampled at another.
+ */
+export class TemperatureRoutedLLM implements LLM {
+  readonly spec: string;
+
+  constructor(private readonly routes: ReadonlyMap<number, LLM>) {
+    if (routes.size === 0) throw new RagtrailError('TemperatureRoutedLLM needs at least one backend');
+    this.spec = [...routes].map(([t, llm]) => `T${t}:${llm.spec}`).join(' | ');
+  }
+
+  generate(req: GenerateRequest): Promise<GenerateResult> {
+    const t = req.temperature ?? 0;
+    const llm = this.routes.get(t);
+    if (!llm) return Promise.reject(new RagtrailError(`no backend serves temperature ${t} (served: ${[...this.routes.keys()].join(', ')})`));
+    return llm.generate(req);
+  }
+
+  /** Closes every backend. */
+  async close(): Promise<void> {
+    for (const llm of this.routes.values()) await llm.close?.();
+  }
+
+  endpointUsage(): EndpointUsage[] | undefined {
+    const all = [...this.routes.values()].flatMap((llm) => llm.endpointUsage?.() ?? []);
+    return all.length > 0 ? all : undefined;
   }
 }
 

@@ -35,6 +35,7 @@ import type { SystemSpec } from '../eval/systems.js';
 import { createPolicy } from '../agents/policies.js';
 import { readTrajectories } from '../eval/trajectories.js';
 import { createLLM } from '../llm/create.js';
+import { TemperatureRoutedLLM } from '../llm/middleware.js';
 import { type PrmInput, prmInputText } from '../prm/remote.js';
 import { annotate } from '../process/annotate.js';
 import { directAnswerExample, trajectorySftExample } from '../process/export.js';
@@ -289,10 +290,22 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
     ...(prm ? { select: 'prm' as const, prm, n: o.n, temperature: o.prmTemperature, prmInput: o.prmInput } : {}),
   });
   const dataset = { name: `world-${o.evalSplit}`, path: questionsPath, split: o.evalSplit, limit: o.testQuestions };
-  const withServed = async <T>(checkpoint: string, prm: string | undefined, f: (llm: string, prm?: string) => Promise<T>): Promise<T> => {
+  /** `count` `transformers serve` processes of one checkpoint, started together, as one endpoint-pool spec. */
+  const serveGroup = async (checkpoint: string, count: number, tag: string, services: PythonService[]): Promise<string> => {
+    const name = `${checkpoint.split('/').pop()}${tag}`;
+    const started = await Promise.allSettled(
+      Array.from({ length: count }, (_, i) => serveModel(python, checkpoint, p('logs', `serve-${name}${count > 1 ? `-${i + 1}` : ''}.log`), { batching: true })),
+    );
+    for (const s of started) if (s.status === 'fulfilled') services.push(s.value);
+    const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed) throw failed.reason;
+    return `openai:${started.map((s) => `${(s as PromiseFulfilledResult<PythonService>).value.url}/v1`).join(',')}#${checkpoint}`;
+  };
+  /** Serves a checkpoint (one policy spec per group of servers; one in-process GGUF model for every group with llama) and a PRM for `f`, then stops them. */
+  const withServed = async <T>(checkpoint: string, prm: string | undefined, f: (llms: string[], prm?: string) => Promise<T>, groups: { tag: string; count: number }[] = [{ tag: '', count: servers }]): Promise<T> => {
     const services: PythonService[] = [];
     try {
-      let policySpec: string;
+      let policySpecs: string[];
       if (llama) {
         // The checkpoint as GGUF beside the other models, run by node-llama-cpp in this process. The
         // name carries the weights' size and time: the spec keys the response cache, and a retrained
@@ -300,16 +313,10 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
         const weights = statSync(join(checkpoint, 'model.safetensors'));
         const gguf = p('models', 'gguf', `${checkpoint.split('/').pop()}-${weights.size.toString(36)}${Math.floor(weights.mtimeMs).toString(36)}.gguf`);
         exportGguf(python, checkpoint, gguf);
-        policySpec = `llama:${gguf}`;
+        policySpecs = groups.map(() => `llama:${gguf}`);
       } else {
-        const name = checkpoint.split('/').pop();
-        const started = await Promise.allSettled(
-          Array.from({ length: servers }, (_, i) => serveModel(python, checkpoint, p('logs', `serve-${name}${servers > 1 ? `-${i + 1}` : ''}.log`), { batching: true })),
-        );
-        for (const s of started) if (s.status === 'fulfilled') services.push(s.value);
-        const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-        if (failed) throw failed.reason;
-        policySpec = `openai:${services.map((s) => `${s.url}/v1`).join(',')}#${checkpoint}`;
+        policySpecs = [];
+        for (const g of groups) policySpecs.push(await serveGroup(checkpoint, g.count, g.tag, services));
       }
       let prmSpec: string | undefined;
       if (prm) {
@@ -317,7 +324,7 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
         services.push(s);
         prmSpec = s.spec;
       }
-      return await f(policySpec, prmSpec);
+      return await f(policySpecs, prmSpec);
     } finally {
       for (const s of services) await s.stop();
     }
@@ -328,7 +335,7 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
   };
   const evaluate = (v: Variant) =>
     stage(`evaluate ${v.name}`, evaluated(v), () =>
-      withServed(v.checkpoint, v.prm, (llm, prm) => runEval({ index: p('index'), out: evalDir, datasets: [dataset], systems: [systemOf(v, llm, prm)], seed: o.seed, concurrency })),
+      withServed(v.checkpoint, v.prm, ([llm], prm) => runEval({ index: p('index'), out: evalDir, datasets: [dataset], systems: [systemOf(v, llm!, prm)], seed: o.seed, concurrency })),
     );
   mkdirSync(p('logs'), { recursive: true });
   const variants: Variant[] = [
@@ -340,20 +347,32 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
 
   log(`[5/8] MCTS + SPRE annotation of ${budgetQs.length} training questions with the served SFT model (candidates at temperature ${o.mctsTemperature}, rollouts at ${o.rolloutTemperature})`);
   const annDir = p('annotate');
+  // transformers serve with continuous batching samples every request at the temperature of its
+  // first one, so MCTS's candidates and SPRE's rollouts, sampled at different temperatures, get
+  // servers of their own (rollouts, most of the tokens, the larger group); llama.cpp honours each
+  // request's temperature in one process.
+  const split = !llama && o.mctsTemperature !== o.rolloutTemperature;
+  const annGroups = split ? [{ tag: '-candidates', count: Math.max(1, Math.floor(servers / 2)) }, { tag: '-rollouts', count: servers }] : [{ tag: '', count: servers }];
   await stage('annotate', existsSync(join(annDir, 'stats.json')), () =>
-    withServed(p('models', 'sft'), undefined, async (llm) => {
-      const model = await createLLM(llm, { concurrency, cacheDir: p('.cache') });
-      const policy = new LlmPolicy(protocol, model, { maxTokens: 96 });
-      try {
-        await annotate({
-          method: 'mcts-spre', outDir: annDir, env, policy, questions: budgetQs, concurrency,
-          mcts: { ...UCT_DEFAULTS, simulations: o.simulations, rollouts: o.rollouts, maxChildren: o.children, temperature: o.mctsTemperature, rolloutTemperature: o.rolloutTemperature, seed: o.seed },
-          config: { method: 'mcts-spre', agent: AGENT, policy: 'sft', simulations: o.simulations, rollouts: o.rollouts, children: o.children, temperature: o.mctsTemperature, rolloutTemperature: o.rolloutTemperature, seed: o.seed }, quiet: true,
-        });
-      } finally {
-        await model.close?.();
-      }
-    }),
+    withServed(
+      p('models', 'sft'),
+      undefined,
+      async (specs) => {
+        const llms = await Promise.all(specs.map((spec, i) => createLLM(spec, { concurrency: 4 * annGroups[i]!.count, cacheDir: p('.cache') })));
+        const model = split ? new TemperatureRoutedLLM(new Map([[o.mctsTemperature, llms[0]!], [o.rolloutTemperature, llms[1]!]])) : llms[0]!;
+        const policy = new LlmPolicy(protocol, model, { maxTokens: 96 });
+        try {
+          await annotate({
+            method: 'mcts-spre', outDir: annDir, env, policy, questions: budgetQs, concurrency,
+            mcts: { ...UCT_DEFAULTS, simulations: o.simulations, rollouts: o.rollouts, maxChildren: o.children, temperature: o.mctsTemperature, rolloutTemperature: o.rolloutTemperature, seed: o.seed },
+            config: { method: 'mcts-spre', agent: AGENT, policy: 'sft', simulations: o.simulations, rollouts: o.rollouts, children: o.children, temperature: o.mctsTemperature, rolloutTemperature: o.rolloutTemperature, seed: o.seed }, quiet: true,
+          });
+        } finally {
+          await model.close?.();
+        }
+      },
+      annGroups,
+    ),
   );
   const pairs = await readJsonlValues<Record<string, unknown>>(join(annDir, 'trl_preference.jsonl'));
   log(`  ${pairs.length} step preference pairs`);
