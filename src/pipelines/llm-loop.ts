@@ -118,7 +118,7 @@ export interface LlmLoopOptions {
 }
 
 export const LLM_LOOP_DEFAULTS: Omit<LlmLoopOptions, 'out'> = {
-  entities: 3000, questions: 2000, mix: { 'single-hop': 1, compositional: 1, comparison: 0, 'bridge-comparison': 0 }, topK: 3, maxTurns: 4, budget: 200, model: { hidden: 128, layers: 4, heads: 4, vocab: 4000 }, warmupEpochs: 6, quoteEpochs: 2, sftEpochs: 2, directEpochs: 4,
+  entities: 3000, questions: 2000, mix: { 'single-hop': 1, compositional: 1, comparison: 0, 'bridge-comparison': 0 }, topK: 3, maxTurns: 4, budget: 200, model: { hidden: 128, layers: 4, heads: 4, vocab: 4000 }, warmupEpochs: 6, quoteEpochs: 2, sftEpochs: 3, directEpochs: 4,
   simulations: 7, rollouts: 2, children: 2, mctsTemperature: 1, rolloutTemperature: 0.3, dpoEpochs: 1, dpoBeta: 0.3, dpoLr: 1e-4, grpoSteps: 24, prmEpochs: 2, n: 4, prmTemperature: 0.7, prmInput: 'evidence', seed: 1, evalSplit: 'test',
 };
 
