@@ -167,6 +167,7 @@ async function scale(): Promise<void> {
   if (args['reuse-index'] && existsSync(join(dir, 'index.json')) && existsSync(join(dir, 'bm25', 'meta.json'))) {
     console.log(`reusing the index in ${dir} (--reuse-index): build figures not measured`);
   } else {
+    if (args['reuse-index']) console.log(`no complete index kept in ${dir}: building one (--reuse-index applies to an index kept by --keep)`);
     rmSync(dir, { recursive: true, force: true });
     const out = execFileSync(process.execPath, ['--import', 'tsx', join(ROOT, 'bench', 'retrieval-build-child.ts'), corpusPath, dir], { encoding: 'utf8', maxBuffer: 1 << 26 });
     build = JSON.parse(out.trim().split('\n').pop()!) as NonNullable<typeof build>;

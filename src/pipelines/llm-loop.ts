@@ -296,10 +296,15 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
     const started = await Promise.allSettled(
       Array.from({ length: count }, (_, i) => serveModel(python, checkpoint, p('logs', `serve-${name}${count > 1 ? `-${i + 1}` : ''}.log`), { batching: true })),
     );
-    for (const s of started) if (s.status === 'fulfilled') services.push(s.value);
+    const urls: string[] = [];
+    for (const s of started) {
+      if (s.status === 'rejected') continue;
+      services.push(s.value); // stopped by the caller even when another server failed to start
+      urls.push(`${s.value.url}/v1`);
+    }
     const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failed) throw failed.reason;
-    return `openai:${started.map((s) => `${(s as PromiseFulfilledResult<PythonService>).value.url}/v1`).join(',')}#${checkpoint}`;
+    return `openai:${urls.join(',')}#${checkpoint}`;
   };
   /** Serves a checkpoint (one policy spec per group of servers; one in-process GGUF model for every group with llama) and a PRM for `f`, then stops them. */
   const withServed = async <T>(checkpoint: string, prm: string | undefined, f: (llms: string[], prm?: string) => Promise<T>, groups: { tag: string; count: number }[] = [{ tag: '', count: servers }]): Promise<T> => {
