@@ -115,7 +115,9 @@ export class TemperatureRoutedLLM implements LLM {
   }
 
   generate(req: GenerateRequest): Promise<GenerateResult> {
-    const t = req.temperature ?? 0;
+    // An unset temperature is the backend's default, which this router cannot know: refused like an unserved one.
+    const t = req.temperature;
+    if (t === undefined) return Promise.reject(new RagtrailError('the request sets no temperature, and TemperatureRoutedLLM routes by it'));
     const llm = this.routes.get(t);
     if (!llm) return Promise.reject(new RagtrailError(`no backend serves temperature ${t} (served: ${[...this.routes.keys()].join(', ')})`));
     return llm.generate(req);

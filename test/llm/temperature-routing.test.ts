@@ -43,6 +43,7 @@ describe('TemperatureRoutedLLM', () => {
       assert.deepEqual(texts, temps.map((t) => `sampled at ${t}`));
       assert.deepEqual([hot.served, cool.served], [3, 4]);
       await assert.rejects(routed.generate(ask(0.7)), (e: unknown) => e instanceof RagtrailError && /no backend serves temperature 0.7 \(served: 1, 0.3\)/.test(e.message));
+      await assert.rejects(routed.generate({ messages: [{ role: 'user', content: 'q' }] }), (e: unknown) => e instanceof RagtrailError && /sets no temperature/.test(e.message));
     } finally {
       await hot.close();
       await cool.close();
