@@ -192,12 +192,13 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
   const env = new RagEnv({ retriever, topK: o.topK, maxTurns: o.maxTurns });
 
   log(`[2/8] demonstrations in the ${AGENT} protocol: the oracle and the sim policy on ${train.length} training questions`);
+  const demosPath = p('data', 'demonstrations.jsonl');
   const sftPath = p('data', 'sft.jsonl');
   const directPath = p('data', 'direct.jsonl');
   const warmupPath = p('data', 'warmup.jsonl');
   const quotesPath = p('data', 'quotes.jsonl');
   // Complete when both warm-up files exist (a folder from before the quote stage redoes this stage).
-  await stage('demonstrations', existsSync(warmupPath) && existsSync(quotesPath), async () => {
+  await stage('demonstrations', existsSync(demosPath) && existsSync(warmupPath) && existsSync(quotesPath), async () => {
     mkdirSync(p('data'), { recursive: true });
     const rows: { messages: unknown[] }[] = [];
     for (const spec of ['oracle', 'sim']) {
@@ -210,7 +211,12 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
         if (q && t.steps.length > 0 && exactMatch(t.prediction, q.answers)) rows.push(trajectorySftExample(q, t.steps, AGENT));
       }
     }
-    await writeJsonl(sftPath, rows);
+    await writeJsonl(demosPath, rows);
+    // The oracle and the sim policy often take the same path: in the default world 30% of the successful episodes repeat
+    // another one word for word. SFT trains on each distinct episode once (27% fewer tokens), so a
+    // question both policies solve alike is not weighted twice. The tokenizer still reads every episode.
+    const distinct = [...new Map(rows.map((r) => [JSON.stringify(r), r])).values()];
+    await writeJsonl(sftPath, distinct);
     await writeJsonl(directPath, train.map((q) => directAnswerExample(q, AGENT)));
     const passages: Passage[] = [];
     for await (const passage of readCorpus(p('world', 'corpus.jsonl'))) passages.push(passage);
@@ -218,13 +224,13 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
     await writeJsonl(warmupPath, warmup);
     const quotes = quoteExamples(passages, { docs: o.topK, seed: o.seed });
     await writeJsonl(quotesPath, quotes); // last: with warmup.jsonl, marks the stage complete
-    log(`  ${rows.length} demonstration episodes; ${train.length} question → answer examples for the baseline; ${warmup.length} warm-up copy and ${quotes.length} quote examples`);
+    log(`  ${rows.length} demonstration episodes, ${distinct.length} distinct; ${train.length} question → answer examples for the baseline; ${warmup.length} warm-up copy and ${quotes.length} quote examples`);
   });
 
   // One random initialisation (and tokenizer) for every model of the run.
   const tiny = {
     corpus: p('world', 'corpus.jsonl'), questions: questionsPath, hidden_size: o.model.hidden, layers: o.model.layers, heads: o.model.heads,
-    vocab_size: o.model.vocab, seed: o.seed, dir: p('models', 'init'), template: AGENT, extra_texts: [sftPath, directPath],
+    vocab_size: o.model.vocab, seed: o.seed, dir: p('models', 'init'), template: AGENT, extra_texts: [demosPath, directPath],
   };
   const train_ = async (name: string, config: Omit<TrlConfig, 'output_dir' | 'lora'> & { lora?: TrlConfig['lora'] }) => {
     const dir = p('models', name);
@@ -248,7 +254,7 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
   // The warm-ups are the loop's pretraining: built once per world and model, then reused from the cache.
   const baseModels = o.quoteEpochs > 0 ? ['warmup', 'quote'] : ['warmup'];
   const baseRecord = p('models', 'base.json');
-  const key = baseKey([p('world', 'corpus.jsonl'), questionsPath, sftPath, directPath, warmupPath, quotesPath], { model: o.model, seed: o.seed, warmupEpochs: o.warmupEpochs, quoteEpochs: o.quoteEpochs, cpu, grouped });
+  const key = baseKey([p('world', 'corpus.jsonl'), questionsPath, demosPath, directPath, warmupPath, quotesPath], { model: o.model, seed: o.seed, warmupEpochs: o.warmupEpochs, quoteEpochs: o.quoteEpochs, cpu, grouped });
   const baseRoot = o.baseCache === false ? undefined : resolve(o.baseCache ?? defaultBaseCacheDir());
   const cached = baseRoot && !baseModels.every(trained) ? findBase(baseRoot, key) : undefined;
   if (cached) {
@@ -434,7 +440,7 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
   const seconds = (performance.now() - t0) / 1000;
   results.notes = [
     `The LLM loop on the synthetic world (${o.entities} entities, seed ${o.seed}; ${Object.entries(o.mix).filter(([, w]) => w > 0).map(([t]) => t).join(' and ')} questions): a ${o.model.layers}-layer, ${o.model.hidden}-wide decoder-only transformer with a ${o.model.vocab}-token BPE learned on the world, randomly initialised, trained with TRL on CPU and served with ${llama ? 'llama.cpp (node-llama-cpp, each checkpoint exported to GGUF)' : `transformers serve (${servers} process${servers === 1 ? '' : 'es'} per checkpoint)`}. ` +
-      `SFT: ${o.sftEpochs} epochs on successful oracle and sim episodes of the ${train.length} training questions in the ${AGENT} protocol (top-${o.topK} documents, at most ${o.maxTurns} turns). No retrieval: the same warmed-up model trained on question → answer pairs only (${o.directEpochs} epochs). Both start from a warm-up, the stand-in for pretraining that teaches a model from random weights to copy what it has read: ${o.warmupEpochs} epochs on copy examples (each passage, then the same passage again)${o.quoteEpochs > 0 ? `, then ${o.quoteEpochs} on quote examples (${o.topK} passages as a search result, then each of their sentences quoted in random order, the format in which the demonstrations' thoughts quote their evidence)` : ''}. ` +
+      `SFT: ${o.sftEpochs} epochs on the distinct successful oracle and sim episodes of the ${train.length} training questions in the ${AGENT} protocol (top-${o.topK} documents, at most ${o.maxTurns} turns). No retrieval: the same warmed-up model trained on question → answer pairs only (${o.directEpochs} epochs). Both start from a warm-up, the stand-in for pretraining that teaches a model from random weights to copy what it has read: ${o.warmupEpochs} epochs on copy examples (each passage, then the same passage again)${o.quoteEpochs > 0 ? `, then ${o.quoteEpochs} on quote examples (${o.topK} passages as a search result, then each of their sentences quoted in random order, the format in which the demonstrations' thoughts quote their evidence)` : ''}. ` +
       `Step-DPO (β ${o.dpoBeta}, learning rate ${o.dpoLr}, ${o.dpoEpochs} epoch${o.dpoEpochs === 1 ? '' : 's'}): ${pairs.length} pairs from MCTS + SPRE trees (${o.simulations} simulations, ${o.children} steps sampled per expansion at temperature ${o.mctsTemperature}, ${o.rollouts} rollouts per node at temperature ${o.rolloutTemperature}) built by the served SFT model on ${budgetQs.length} training questions. GRPO: ${o.grpoSteps} steps (4 rollouts per question) on the same ${budgetQs.length} questions, rewards (EM) from the environment server. PRM: TRL RewardTrainer on the same pairs, reading ${o.prmInput === 'evidence' ? 'each step\'s text and the documents found' : 'a summary of each step'}; best-of-${o.n} samples ${o.n} steps at temperature ${o.prmTemperature} and executes the well-formed one the PRM scores highest. Significance is against SFT (paired t-test and bootstrap).`,
     `Wall time of this invocation ${seconds.toFixed(0)} s${Object.keys(timings).length ? `: ${Object.entries(timings).map(([k, v]) => `${k} ${v.toFixed(0)} s`).join(', ')}` : ''}. ${baseNote(base)}`,
   ];
