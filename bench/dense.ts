@@ -144,13 +144,13 @@ function recallAt(hits: number[][], truth: number[][]): number {
   return s / hits.length;
 }
 
-function timeIndex(index: DenseIndex, queries: Float32Array[], unbatchedN = Math.min(queries.length, 100)): { batched: number; unbatched: number; hits: ScoredDoc[][] } {
-  index.searchBatch(queries.slice(0, 2), K); // warm-up
+async function timeIndex(index: DenseIndex, queries: Float32Array[], unbatchedN = Math.min(queries.length, 100)): Promise<{ batched: number; unbatched: number; hits: ScoredDoc[][] }> {
+  await index.searchBatch(queries.slice(0, 2), K); // warm-up
   let t0 = performance.now();
-  const hits = index.searchBatch(queries, K);
+  const hits = await index.searchBatch(queries, K);
   const batched = queries.length / secs(t0);
   t0 = performance.now();
-  for (let i = 0; i < unbatchedN; i++) index.search(queries[i]!, K);
+  for (let i = 0; i < unbatchedN; i++) await index.search(queries[i]!, K);
   return { batched, unbatched: unbatchedN / secs(t0), hits };
 }
 
@@ -177,14 +177,25 @@ async function exactChild(): Promise<void> {
   t0 = performance.now();
   const exact = await DenseIndex.open(exactDir, { ...open, mode: 'flat' });
   const load = secs(t0);
-  const ex = timeIndex(exact, queries);
+  const ex = await timeIndex(exact, queries);
   const truth = ex.hits.map((l) => l.map((h) => h.doc));
-  rows.push({ name: 'ragtrail flat float32 (usearch SIMD kernel)', build: build + load, bytesPerVector: 4 * DIM, memory: exact.memoryBytes(), batched: ex.batched, unbatched: ex.unbatched, recall: 1 });
+  const kernelName = { onnx: 'ONNX Runtime GEMM', usearch: 'usearch SIMD', js: 'plain JavaScript' }[exact.kernel!];
+  rows.push({ name: `ragtrail flat float32 (${kernelName} kernel)`, build: build + load, bytesPerVector: 4 * DIM, memory: exact.memoryBytes(), batched: ex.batched, unbatched: ex.unbatched, recall: 1 });
   printRow(rows[0]!);
+  if (exact.kernel === 'onnx') {
+    // The kernel used without onnxruntime-node, on the same rows.
+    const simd = await DenseIndex.open(exactDir, { ...open, mode: 'flat', kernel: 'usearch' }).catch(() => undefined);
+    if (simd?.kernel === 'usearch') {
+      const r = await timeIndex(simd, queries);
+      rows.push({ name: 'ragtrail flat float32 (usearch SIMD kernel)', build: NaN, bytesPerVector: 4 * DIM, memory: simd.memoryBytes(), batched: r.batched, unbatched: r.unbatched, recall: recallAt(r.hits.map((l) => l.map((h) => h.doc)), truth) });
+      printRow(rows.at(-1)!);
+    }
+    simd?.close();
+  }
   const jsN = Number(args['js-queries']);
   if (jsN > 0) {
     const js = await DenseIndex.open(exactDir, { ...open, mode: 'flat', kernel: 'js' });
-    const r = timeIndex(js, queries.slice(0, jsN), jsN);
+    const r = await timeIndex(js, queries.slice(0, jsN), jsN);
     rows.push({ name: `ragtrail flat float32, plain JavaScript loop (${jsN} queries)`, build: NaN, bytesPerVector: 4 * DIM, memory: js.memoryBytes(), batched: r.batched, unbatched: r.unbatched, recall: recallAt(r.hits.map((l) => l.map((h) => h.doc)), truth) });
   }
   exact.close();
@@ -251,7 +262,7 @@ async function main(): Promise<void> {
     t0 = performance.now();
     const index = await DenseIndex.open(dir, { ...open, mode: hnsw ? 'hnsw' : 'flat' });
     build += secs(t0);
-    const r = timeIndex(index, queries);
+    const r = await timeIndex(index, queries);
     const graphBytes = hnsw ? statSync(join(dir, meta.hnsw!.file)).size : 0;
     rows.push({
       name: `ragtrail ${hnsw ? 'HNSW' : 'flat'} ${q === 'none' ? 'float32' : q}${q === 'none' ? '' : ` + float32 re-scoring (shortlist ${q === 'int8' ? 4 : 40}·k)`}`,

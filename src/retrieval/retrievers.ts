@@ -61,7 +61,7 @@ export class DenseRetriever implements Retriever {
   async searchBatch(queries: readonly string[], k: number): Promise<Hit[][]> {
     const prefix = this.index.meta.prefixes.query ?? '';
     const vectors = await this.embedder.embed(queries.map((q) => prefix + q), 'query');
-    return this.index.searchBatch(vectors, k).map((docs) => toHits(this.store, docs));
+    return (await this.index.searchBatch(vectors, k)).map((docs) => toHits(this.store, docs));
   }
 
   /** Closes the embedder and the vector index. */

@@ -7,6 +7,7 @@ import { loadDataset } from '../../src/corpus/dataset.js';
 import type { Question } from '../../src/core/types.js';
 import { DENSE_FORMAT_VERSION, type DenseMeta } from '../../src/retrieval/dense/build.js';
 import { DenseIndex } from '../../src/retrieval/dense/index.js';
+import { gemmTopKModel, loadOnnxRuntime } from '../../src/retrieval/dense/onnx.js';
 import { codeBytes, encodeBinary, encodeInt8, hammingScan, int8Params, int8Query } from '../../src/retrieval/dense/quantize.js';
 import { RowFile } from '../../src/retrieval/dense/vectors.js';
 import { HashedNgramEmbedder } from '../../src/retrieval/embedders/hashed.js';
@@ -16,6 +17,7 @@ import { cliRunner, data, tempDir } from '../helpers.js';
 const tmp = tempDir();
 after(tmp.cleanup);
 const usearchMissing = await import('usearch').then(() => false, () => true);
+const onnxMissing = (await loadOnnxRuntime()) === undefined;
 
 describe('int8 and binary codes', () => {
   it('int8: per-dimension [min, max] onto [−127, 127], and the query folds the scales in', () => {
@@ -72,8 +74,8 @@ describe('quantized search against exact search on a fixed set (HotpotQA passage
     const index = await DenseIndex.open(join(dir, 'dense'), { mode: opts.hnsw ? 'hnsw' : 'flat' });
     const qs = questions.map((q) => e.embedOne(q.question));
     // Exact float32 (the JavaScript loop over vectors.f32) is the reference.
-    const truth = exact.searchBatch(qs, 10);
-    const got = index.searchBatch(qs, 10);
+    const truth = await exact.searchBatch(qs, 10);
+    const got = await index.searchBatch(qs, 10);
     let hits = 0;
     let exactScores = true;
     got.forEach((list, i) => {
@@ -113,11 +115,46 @@ describe('quantized search against exact search on a fixed set (HotpotQA passage
     await buildIndex(join(tmp.dir, 'hotpot.jsonl'), dir, { embedder: e, dense: { quantize: 'none' }, quiet: true });
     const [js, simd] = [await DenseIndex.open(join(dir, 'dense'), { mode: 'flat', kernel: 'js' }), await DenseIndex.open(join(dir, 'dense'), { mode: 'flat', kernel: 'usearch' })];
     const qs = questions.slice(0, 20).map((q) => e.embedOne(q.question));
-    const [a, b] = [js.searchBatch(qs, 10), simd.searchBatch(qs, 10)];
+    const [a, b] = [await js.searchBatch(qs, 10), await simd.searchBatch(qs, 10)];
     a.forEach((l, i) => l.forEach((h, j) => {
       assert.ok(Math.abs(h.score - b[i]![j]!.score) < 1e-5);
       if (Math.abs(h.score - (l[j + 1]?.score ?? -1)) > 1e-5 && Math.abs(h.score - (l[j - 1]?.score ?? 2)) > 1e-5) assert.equal(h.doc, b[i]![j]!.doc);
     }));
+  });
+});
+
+describe('the onnx kernel (Gemm → TopK in ONNX Runtime)', () => {
+  it('writes the ONNX model by hand: ir_version 8, opset 13, and the graph\'s nodes in protobuf', () => {
+    const bytes = gemmTopKModel(4);
+    // ModelProto field 1 (ir_version) = 8, then field 8 (opset_import) = {version (2): 13}.
+    assert.deepEqual([...bytes.subarray(0, 6)], [0x08, 8, 0x42, 2, 0x10, 13]);
+    const text = new TextDecoder('latin1').decode(bytes);
+    for (const s of ['Gemm', 'transB', 'TopK', 'axis']) assert.ok(text.includes(s), s);
+  });
+
+  it('ranks like the JavaScript loop, batched and one query at a time, with k above a chunk\'s rows', { skip: onnxMissing && 'the optional package onnxruntime-node is not installed' }, async () => {
+    const dir = join(tmp.dir, 'onnx');
+    const e = new HashedNgramEmbedder(256);
+    const qs: Question[] = [];
+    for await (const q of loadDataset(data('hotpotqa', 'distractor_dev_sample100_hf.json'))) qs.push(q);
+    await writeCorpus(join(tmp.dir, 'onnx.jsonl'), corpusFromQuestions(qs.slice(0, 40)));
+    await buildIndex(join(tmp.dir, 'onnx.jsonl'), dir, { embedder: e, dense: { quantize: 'none' }, quiet: true });
+    const [js, onnx] = [await DenseIndex.open(join(dir, 'dense'), { mode: 'flat', kernel: 'js' }), await DenseIndex.open(join(dir, 'dense'), { mode: 'flat' })];
+    assert.equal(onnx.kernel, 'onnx');
+    const vs = qs.slice(0, 20).map((q) => e.embedOne(q.question));
+    const k = Math.min(onnx.size, 1000); // more than the index holds: every row comes back
+    const [a, b] = [await js.searchBatch(vs, k), await onnx.searchBatch(vs, k)];
+    const one = await onnx.search(vs[3]!, 10);
+    assert.equal(b[0]!.length, onnx.size);
+    a.forEach((l, i) => l.forEach((h, j) => {
+      assert.ok(Math.abs(h.score - b[i]![j]!.score) < 1e-5);
+      if (Math.abs(h.score - (l[j + 1]?.score ?? -1)) > 1e-5 && Math.abs(h.score - (l[j - 1]?.score ?? 2)) > 1e-5) assert.equal(h.doc, b[i]![j]!.doc);
+    }));
+    assert.deepEqual(one.map((h) => h.doc), b[3]!.slice(0, 10).map((h) => h.doc));
+    js.close();
+    onnx.close();
+    await buildIndex(join(tmp.dir, 'onnx.jsonl'), dir, { embedder: e, dense: { quantize: 'int8' }, quiet: true });
+    await assert.rejects(DenseIndex.open(join(dir, 'dense'), { mode: 'flat', kernel: 'onnx' }), /the onnx kernel scores float32 vectors/);
   });
 });
 
@@ -171,7 +208,7 @@ describe('vector files past 2 GiB (sparse files)', () => {
   it('searches binary codes and re-scores the shortlist from the float32 rows past 2 GiB', async () => {
     const index = await DenseIndex.open(dir);
     assert.equal(index.size, n);
-    const hits = index.searchBatch([vectors[3]!, vectors[17]!], 3);
+    const hits = await index.searchBatch([vectors[3]!, vectors[17]!], 3);
     assert.equal(hits[0]![0]!.doc, n - tail + 3);
     assert.equal(hits[1]![0]!.doc, n - tail + 17);
     assert.ok(Math.abs(hits[0]![0]!.score - 1) < 1e-5);

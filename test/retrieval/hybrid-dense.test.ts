@@ -76,7 +76,7 @@ describe('index folder with BM25 and dense parts', () => {
     const q = e.embedOne('city of Town5 product9');
     const all = passages.map((p, d) => ({ d, s: e.embedOne(`${p.title}\n${p.text}`).reduce((acc, v, j) => acc + v * q[j]!, 0) }));
     all.sort((a, b) => b.s - a.s || a.d - b.d);
-    const got = index.search(q, 5);
+    const got = await index.search(q, 5);
     assert.deepEqual(got.map((g) => g.doc), all.slice(0, 5).map((a) => a.d));
     got.forEach((g, i) => assert.ok(Math.abs(g.score - all[i]!.s) < 1e-5));
   });
@@ -120,8 +120,8 @@ describe('index folder with BM25 and dense parts', () => {
     let agree = 0;
     for (let i = 0; i < 30; i++) {
       const q = e.embedOne(`Entity ${i * 7} Town${i % 17}`);
-      const a = new Set(flat.search(q, 5).map((h) => h.doc));
-      agree += hnsw.search(q, 5).filter((h) => a.has(h.doc)).length;
+      const a = new Set((await flat.search(q, 5)).map((h) => h.doc));
+      agree += (await hnsw.search(q, 5)).filter((h) => a.has(h.doc)).length;
     }
     assert.ok(agree / 150 > 0.9, `overlap ${agree / 150}`);
   });

@@ -2,8 +2,10 @@
  * Querying dense vectors. Vectors are unit length, so the score is cosine similarity.
  *  flat  — every stored code is scored: float32 (exact), int8 or binary codes held in memory as
  *          chunks; quantized scores pick a shortlist that is re-scored exactly with the float32
- *          rows read from disk. Dot products run in usearch's native SIMD `exactSearch` (batched,
- *          multi-threaded) when the optional package is installed, else in plain JavaScript.
+ *          rows read from disk. Float32 scores are one matrix product per chunk in ONNX Runtime
+ *          (onnx.ts: BLAS-speed GEMM) when the optional package `onnxruntime-node` is installed;
+ *          otherwise, and for int8 codes, dot products run in usearch's native SIMD `exactSearch`
+ *          (batched, multi-threaded) when that optional package is installed, else in plain JavaScript.
  *  hnsw  — approximate search through the usearch HNSW graph, memory-mapped with `view` (its
  *          vectors are paged in by the OS, not held in the heap), batched, with a search width;
  *          quantized graphs are re-scored from float32 the same way.
@@ -15,6 +17,7 @@ import { TopK } from '../topk.js';
 import type { ScoredDoc } from '../types.js';
 import { DENSE_FORMAT_VERSION, type DenseMeta } from './build.js';
 import { codeBytes, hammingScan, int8Query, type Quantization } from './quantize.js';
+import { loadOnnxRuntime, OnnxFlatKernel } from './onnx.js';
 import { loadUsearch, matchesOf, NO_KEY, type UsearchIndex, type UsearchModule } from './usearch.js';
 import { type Chunk, RowFile } from './vectors.js';
 
@@ -27,10 +30,11 @@ export interface DenseOpenOptions {
   rescore?: number;
   /** HNSW search width (usearch expansion_search, faiss efSearch); default max(64, shortlist). */
   expansion?: number;
-  /** Threads for usearch (0: all cores, its default). */
+  /** Threads for usearch and ONNX Runtime (0: all cores, their default). */
   threads?: number;
-  /** Dot products in usearch (default when installed) or plain JavaScript. */
-  kernel?: 'usearch' | 'js';
+  /** Flat scoring: a GEMM in ONNX Runtime (float32 only; the default when installed), usearch's SIMD
+   * dot products (the default for int8, and for float32 without onnxruntime-node), or plain JavaScript. */
+  kernel?: 'onnx' | 'usearch' | 'js';
 }
 
 const DEFAULT_RESCORE: Record<Quantization, number> = { none: 1, int8: 4, binary: 40 };
@@ -44,6 +48,7 @@ export class DenseIndex {
     private readonly floats: RowFile | undefined,
     private readonly params: { mid?: Float32Array; scale?: Float32Array },
     private readonly usearch: UsearchModule | undefined,
+    private readonly onnx: OnnxFlatKernel | undefined,
     private readonly hnsw: UsearchIndex | undefined,
     private readonly opts: DenseOpenOptions,
   ) {}
@@ -81,13 +86,18 @@ export class DenseIndex {
         multi: false,
       });
       index.view(join(dir, meta.hnsw.file));
-      return new DenseIndex(meta, 'hnsw', quantization, [], floats, params, usearch, index, opts);
+      return new DenseIndex(meta, 'hnsw', quantization, [], floats, params, usearch, undefined, index, opts);
     }
-    const usearch = opts.kernel === 'js' || quantization === 'binary' ? undefined : await loadUsearch().catch(() => undefined);
+    if (opts.kernel === 'onnx' && quantization !== 'none') {
+      throw new InputError(`the onnx kernel scores float32 vectors; this index holds ${quantization} codes`, 'leave the kernel at its default (usearch) for quantized indexes');
+    }
+    const wantOnnx = quantization === 'none' && (opts.kernel === 'onnx' || (opts.kernel === undefined && (await loadOnnxRuntime()) !== undefined));
+    const onnx = wantOnnx ? await OnnxFlatKernel.create(meta.dim, opts.threads ?? 0) : undefined;
+    const usearch = onnx || opts.kernel === 'js' || quantization === 'binary' ? undefined : await loadUsearch().catch(() => undefined);
     const codes = quantization === 'none' ? floats! : new RowFile(join(dir, meta.codes!.file), codeBytes(quantization, meta.dim), meta.n);
     const chunks = codes.loadChunks();
     if (codes !== floats) codes.close();
-    return new DenseIndex(meta, 'flat', quantization, chunks, floats, params, usearch, undefined, opts);
+    return new DenseIndex(meta, 'flat', quantization, chunks, floats, params, usearch, onnx, undefined, opts);
   }
 
   get size(): number {
@@ -98,12 +108,18 @@ export class DenseIndex {
     return this.quantization;
   }
 
-  search(query: Float32Array, k: number): ScoredDoc[] {
-    return this.searchBatch([query], k)[0]!;
+  /** The kernel that scores a flat search (undefined for HNSW). */
+  get kernel(): 'onnx' | 'usearch' | 'js' | undefined {
+    if (this.mode === 'hnsw') return undefined;
+    return this.onnx ? 'onnx' : this.usearch ? 'usearch' : 'js';
+  }
+
+  async search(query: Float32Array, k: number): Promise<ScoredDoc[]> {
+    return (await this.searchBatch([query], k))[0]!;
   }
 
   /** Top k per query, best first, scores exact (float32) for every mode. */
-  searchBatch(queries: readonly Float32Array[], k: number): ScoredDoc[][] {
+  async searchBatch(queries: readonly Float32Array[], k: number): Promise<ScoredDoc[][]> {
     const dim = this.meta.dim;
     for (const q of queries) {
       if (q.length !== dim) throw new InputError(`query vector has size ${q.length}, the index holds size ${dim}`, 'use the embedder the index was built with');
@@ -112,6 +128,7 @@ export class DenseIndex {
     k = Math.min(k, this.meta.n);
     const exact = this.quantization === 'none';
     const shortlist = exact ? k : Math.min(this.meta.n, k * (this.opts.rescore ?? DEFAULT_RESCORE[this.quantization]));
+    if (this.onnx) return this.scanOnnx(queries, shortlist);
     const candidates = this.hnsw ? this.searchHnsw(queries, shortlist) : this.scanFlat(queries, shortlist);
     return exact ? candidates : this.rescore(queries, candidates, k);
   }
@@ -127,6 +144,26 @@ export class DenseIndex {
       }
       return out;
     });
+  }
+
+  /** Exact float32 flat search in ONNX Runtime: per chunk, one GEMM of the whole batch and its top n. */
+  private async scanOnnx(queries: readonly Float32Array[], n: number): Promise<ScoredDoc[][]> {
+    const dim = this.meta.dim;
+    const batch = new Float32Array(queries.length * dim);
+    queries.forEach((q, i) => batch.set(q, i * dim));
+    const tops = queries.map(() => new TopK(n));
+    for (const c of this.chunks) {
+      const rows = new Float32Array(c.bytes.buffer, c.bytes.byteOffset, c.rows * dim);
+      const best = await this.onnx!.topK(batch, queries.length, rows, n);
+      for (let qi = 0; qi < queries.length; qi++) {
+        const top = tops[qi]!;
+        for (let j = qi * best.k; j < (qi + 1) * best.k; j++) {
+          const s = best.scores[j]!;
+          if (s > top.threshold) top.push(c.start + Number(best.rows[j]!), s);
+        }
+      }
+    }
+    return tops.map((t) => t.sorted());
   }
 
   /** Scores every code of every chunk; keeps the best `n` per query (approximate for quantized codes). */
@@ -214,6 +251,7 @@ export class DenseIndex {
 
   close(): void {
     this.floats?.close();
+    void this.onnx?.close();
   }
 }
 
