@@ -212,9 +212,10 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
       }
     }
     await writeJsonl(demosPath, rows);
-    // The oracle and the sim policy often take the same path: in the default world 30% of the successful episodes repeat
-    // another one word for word. SFT trains on each distinct episode once (27% fewer tokens), so a
-    // question both policies solve alike is not weighted twice. The tokenizer still reads every episode.
+    // The oracle and the sim policy often take the same path: in the default world 30% of the
+    // successful episodes repeat another word for word. SFT trains on each distinct episode once (27%
+    // fewer tokens), so a question both policies solve alike is not weighted twice. The tokenizer and
+    // the base's key still read every episode (demonstrations.jsonl), so cached bases stay valid.
     const distinct = [...new Map(rows.map((r) => [JSON.stringify(r), r])).values()];
     await writeJsonl(sftPath, distinct);
     await writeJsonl(directPath, train.map((q) => directAnswerExample(q, AGENT)));

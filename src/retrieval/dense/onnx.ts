@@ -9,7 +9,7 @@
  * bytes (a dozen fields; no model file and no protobuf dependency). Its inputs are views of the
  * caller's memory: the rows are not copied.
  */
-import { InputError } from '../../core/errors.js';
+import { importOptional } from '../../core/optional.js';
 
 /** The parts of `onnxruntime-node` used here. */
 interface OrtTensor {
@@ -24,20 +24,15 @@ interface OrtModule {
   InferenceSession: { create(model: Uint8Array, options: Record<string, unknown>): Promise<OrtSession> };
 }
 
-let cached: Promise<OrtModule | undefined> | undefined;
+/** `onnxruntime-node`; `what` names the feature in the error when it is not installed. */
+async function importOrt(what: string): Promise<OrtModule> {
+  const mod = await importOptional<{ default?: OrtModule } & OrtModule>('onnxruntime-node', what);
+  return mod.default ?? mod;
+}
 
 /** `onnxruntime-node` when installed, else undefined (callers fall back to another kernel). */
 export function loadOnnxRuntime(): Promise<OrtModule | undefined> {
-  cached ??= (async () => {
-    try {
-      const name = 'onnxruntime-node';
-      const mod = (await import(name)) as { default?: OrtModule } & OrtModule;
-      return mod.default ?? mod;
-    } catch {
-      return undefined;
-    }
-  })();
-  return cached;
+  return importOrt('the onnx kernel').catch(() => undefined);
 }
 
 // --- ONNX protobuf, the few messages this graph needs (onnx.proto field numbers) ---
@@ -99,8 +94,7 @@ export class OnnxFlatKernel {
 
   /** `threads` 0 lets ONNX Runtime use every core. Throws when `onnxruntime-node` is not installed. */
   static async create(dim: number, threads = 0): Promise<OnnxFlatKernel> {
-    const ort = await loadOnnxRuntime();
-    if (!ort) throw new InputError('the onnx kernel needs the optional package onnxruntime-node', 'run `npm install onnxruntime-node`, or use the usearch or js kernel');
+    const ort = await importOrt('the onnx kernel of dense flat search');
     const session = await ort.InferenceSession.create(gemmTopKModel(dim), {
       intraOpNumThreads: threads,
       interOpNumThreads: 1,

@@ -1,5 +1,5 @@
 /** usearch (HNSW and SIMD exact search, native binaries shipped in the npm package) is an optional dependency, loaded on demand. */
-import { InputError } from '../../core/errors.js';
+import { importOptional } from '../../core/optional.js';
 
 type Vectors = Float32Array | Int8Array;
 
@@ -37,13 +37,8 @@ export interface UsearchModule {
 }
 
 export async function loadUsearch(why = 'HNSW search'): Promise<UsearchModule> {
-  try {
-    const name = 'usearch';
-    const mod = (await import(name)) as { default?: UsearchModule } & UsearchModule;
-    return mod.default ?? mod;
-  } catch {
-    throw new InputError(`${why} needs the optional package usearch`, 'run `npm install usearch`');
-  }
+  const mod = await importOptional<{ default?: UsearchModule } & UsearchModule>('usearch', why);
+  return mod.default ?? mod;
 }
 
 /** usearch returns a single query's matches without `counts`: one shape for both. */

@@ -14,6 +14,7 @@
  * `_meta`, and a re-run continues after it.
  */
 import { InputError, RagtrailError } from '../../core/errors.js';
+import { importOptional } from '../../core/optional.js';
 import { Progress } from '../../core/progress.js';
 import type { Passage } from '../../core/types.js';
 import { readCorpus } from '../../corpus/corpus.js';
@@ -93,14 +94,6 @@ interface OsClient {
   bulk: Call;
   msearch: Call;
   close(): Promise<void>;
-}
-
-async function importOptional<T>(name: string, what: string): Promise<T> {
-  try {
-    return (await import(name)) as T;
-  } catch {
-    throw new InputError(`${what} needs the optional package ${name}`, `run \`npm install ${name}\``);
-  }
 }
 
 function mappingMeta(reply: unknown, index: string): EngineMeta | undefined {
