@@ -12,6 +12,9 @@
  *          --reuse-exact (the exact index's figures from the last run at this size)
  *          --hnsw none,int8,binary (graphs; '' for none) --faiss-python $RAGTRAIL_BENCH_PYTHON or .venv-bench/bin/python
  *          (empty: skip faiss) --js-queries 5 --faiss flat,sq8,hnsw,ivfpq (which anchors; hnsw runs only with --hnsw)
+ *          --ef-sweep 64,128,256,512,768 (search widths at which every HNSW index, ragtrail's and faiss's, is
+ *          searched again: the recall/speed curve, and each one's fastest width at recall ≥ 0.95; '' skips it)
+ * Threads: --threads bounds search and HNSW construction alike, for ragtrail and faiss.
  * Memory: ragtrail's exact flat index holds N × dim float32 in RAM; the run refuses to start when that
  * plus a 3 GiB margin exceeds the memory available (it would push the shared machine into OOM), and
  * it runs in a child process, so that its memory is back before faiss and the page cache need it
@@ -43,6 +46,7 @@ const { values: args } = parseArgs({
     'faiss-python': { type: 'string', default: process.env['RAGTRAIL_BENCH_PYTHON'] ?? resolve(import.meta.dirname, '..', '.venv-bench', 'bin', 'python') },
     'js-queries': { type: 'string', default: '5' },
     faiss: { type: 'string', default: 'flat,sq8,hnsw,ivfpq' },
+    'ef-sweep': { type: 'string', default: '64,128,256,512,768' },
     'exact-child': { type: 'boolean', default: false },
     'reuse-exact': { type: 'boolean', default: false },
   },
@@ -135,6 +139,48 @@ interface Row {
   recall: number;
 }
 
+/** One HNSW index searched at one width (ef: usearch expansion_search, faiss efSearch). */
+interface SweepPoint {
+  name: string;
+  ef: number;
+  batched: number;
+  unbatched: number;
+  recall: number;
+}
+
+/**
+ * The recall/speed curve of every HNSW index, and the comparison the issue's target asks for: each
+ * index's fastest width reaching recall@k ≥ 0.95, and ragtrail's queries/s there ÷ faiss HNSW's there.
+ */
+function printSweep(points: SweepPoint[]): void {
+  const RECALL = 0.95;
+  console.log(`\nHNSW search width sweep (same graphs as above; q/s the median of ${SWEEP_ROUNDS} timings; recall@${K} against exact float32 search):`);
+  console.log(formatTable(['index', 'ef', 'q/s batched', 'q/s one by one', `recall@${K}`], points.map((p) => [p.name, String(p.ef), p.batched.toFixed(0), p.unbatched.toFixed(0), p.recall.toFixed(3)])));
+  const best = new Map<string, SweepPoint>();
+  for (const p of points) {
+    if (p.recall < RECALL) continue;
+    const b = best.get(p.name);
+    if (!b || p.batched > b.batched) best.set(p.name, p);
+  }
+  const faiss = best.get('faiss IndexHNSWFlat');
+  console.log(`fastest width at recall@${K} ≥ ${RECALL}:`);
+  for (const name of new Set(points.map((p) => p.name))) {
+    const b = best.get(name);
+    if (!b) {
+      console.log(`  ${name}: not reached at the widths swept (${efList(points, name)}); raise --ef-sweep`);
+      continue;
+    }
+    const ratio = faiss && b !== faiss ? `; ${(b.batched / faiss.batched).toFixed(2)}× batched, ${(b.unbatched / faiss.unbatched).toFixed(2)}× one by one of faiss HNSW's at its own fastest width reaching it (ef ${faiss.ef})` : '';
+    console.log(`  ${name}: ef ${b.ef}, recall ${b.recall.toFixed(3)}, ${b.batched.toFixed(0)} q/s batched, ${b.unbatched.toFixed(0)} one by one${ratio}`);
+  }
+}
+
+/** Each sweep point is timed this many times (both engines), its median kept: single runs at one width varied ±30% here. */
+const SWEEP_ROUNDS = 3;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+const efList = (points: SweepPoint[], name: string) => points.filter((p) => p.name === name).map((p) => p.ef).join(', ');
+
 function recallAt(hits: number[][], truth: number[][]): number {
   let s = 0;
   hits.forEach((h, i) => {
@@ -144,8 +190,14 @@ function recallAt(hits: number[][], truth: number[][]): number {
   return s / hits.length;
 }
 
-async function timeIndex(index: DenseIndex, queries: Float32Array[], unbatchedN = Math.min(queries.length, 100)): Promise<{ batched: number; unbatched: number; hits: ScoredDoc[][] }> {
-  await index.searchBatch(queries.slice(0, 2), K); // warm-up
+/**
+ * Queries/s batched and one by one. `warm` queries run first: 2 for flat indexes (every query reads
+ * every code anyway); all of them for a graph, whose memory-mapped pages are otherwise faulted in
+ * during the timing (the first pass at ef 64 measured ~0.6× the next), where faiss's graph was just
+ * built in memory.
+ */
+async function timeIndex(index: DenseIndex, queries: Float32Array[], unbatchedN = Math.min(queries.length, 100), warm = 2): Promise<{ batched: number; unbatched: number; hits: ScoredDoc[][] }> {
+  await index.searchBatch(queries.slice(0, warm), K);
   let t0 = performance.now();
   const hits = await index.searchBatch(queries, K);
   const batched = queries.length / secs(t0);
@@ -222,6 +274,8 @@ async function main(): Promise<void> {
 
   const py = args['faiss-python'];
   const anchors: Row[] = [];
+  const efSweep = args['ef-sweep'].split(',').filter(Boolean).map(Number);
+  const sweep: SweepPoint[] = [];
   const wanted = new Set(args.faiss.split(',').filter(Boolean));
   const anchor = (name: string) => {
     if (!py || !existsSync(py) || !wanted.has(name)) return;
@@ -230,12 +284,16 @@ async function main(): Promise<void> {
       name = 'knn';
     }
     console.log(`faiss ${name}: started, load ${loadNow()}`);
-    const out = execFileSync(py, [join(ROOT, 'bench', 'faiss_anchor.py'), join(work, 'vectors.f32'), join(work, 'queries.f32'), String(DIM), String(K), String(THREADS), work, name], { encoding: 'utf8', maxBuffer: 1 << 26 });
+    const out = execFileSync(py, [join(ROOT, 'bench', 'faiss_anchor.py'), join(work, 'vectors.f32'), join(work, 'queries.f32'), String(DIM), String(K), String(THREADS), work, name, efSweep.join(','), String(SWEEP_ROUNDS)], { encoding: 'utf8', maxBuffer: 1 << 26 });
     for (const line of out.trim().split('\n')) {
-      const a = JSON.parse(line) as { name: string; build_s: number; qps_batched: number; qps_unbatched: number; bytes_per_vector: number };
-      const raw = readFileSync(join(work, `faiss-${a.name}.ids`));
+      const a = JSON.parse(line) as { name: string; efs?: number; build_s: number; qps_batched: number; qps_unbatched: number; bytes_per_vector: number };
+      const raw = readFileSync(join(work, a.efs === undefined ? `faiss-${a.name}.ids` : `faiss-hnsw-ef${a.efs}.ids`));
       const ids = new BigInt64Array(raw.buffer, raw.byteOffset, NQ * K);
       const hits = Array.from({ length: NQ }, (_, i) => Array.from(ids.subarray(i * K, (i + 1) * K), Number));
+      if (a.efs !== undefined) {
+        sweep.push({ name: 'faiss IndexHNSWFlat', ef: a.efs, batched: a.qps_batched, unbatched: a.qps_unbatched, recall: recallAt(hits, truth) });
+        continue;
+      }
       const label = { flat: 'IndexFlatIP', knn: 'IndexFlatIP kernel (faiss.knn over the mapped file)', hnsw: 'IndexHNSWFlat (M 16, efC 40, efS 64)', sq8: 'IndexScalarQuantizer SQ8 (flat)', ivfpq: 'IndexIVFPQ (PQ96, nprobe 32)' }[a.name] ?? a.name;
       anchors.push({ name: `faiss ${label}`, build: a.build_s, bytesPerVector: a.bytes_per_vector, memory: a.bytes_per_vector * N, batched: a.qps_batched, unbatched: a.qps_unbatched, recall: recallAt(hits, truth) });
       printRow(anchors.at(-1)!);
@@ -257,12 +315,12 @@ async function main(): Promise<void> {
     console.log(`ragtrail ${q} ${hnsw ? 'hnsw' : 'flat'}: started, load ${loadNow()}`);
     const dir = configDir(`${q}-${hnsw ? 'hnsw' : 'flat'}`);
     let t0 = performance.now();
-    const meta = await indexVectors(dir, base, { quantize: q, hnsw, quiet: true });
+    const meta = await indexVectors(dir, base, { quantize: q, hnsw, quiet: true, threads: THREADS });
     let build = secs(t0);
     t0 = performance.now();
     const index = await DenseIndex.open(dir, { ...open, mode: hnsw ? 'hnsw' : 'flat' });
     build += secs(t0);
-    const r = await timeIndex(index, queries);
+    const r = await timeIndex(index, queries, undefined, hnsw ? queries.length : 2);
     const graphBytes = hnsw ? statSync(join(dir, meta.hnsw!.file)).size : 0;
     rows.push({
       name: `ragtrail ${hnsw ? 'HNSW' : 'flat'} ${q === 'none' ? 'float32' : q}${q === 'none' ? '' : ` + float32 re-scoring (shortlist ${q === 'int8' ? 4 : 40}·k)`}`,
@@ -275,6 +333,17 @@ async function main(): Promise<void> {
     });
     printRow(rows.at(-1)!);
     index.close();
+    if (hnsw) {
+      for (const ef of efSweep) {
+        const wide = await DenseIndex.open(dir, { ...open, mode: 'hnsw', expansion: ef });
+        const runs = [];
+        for (let r = 0; r < SWEEP_ROUNDS; r++) runs.push(await timeIndex(wide, queries));
+        const w = runs[0]!;
+        sweep.push({ name: rows.at(-1)!.name, ef, batched: median(runs.map((x) => x.batched)), unbatched: median(runs.map((x) => x.unbatched)), recall: recallAt(w.hits.map((l) => l.map((h) => h.doc)), truth) });
+        console.log(`  ef ${ef}: ${w.batched.toFixed(0)} q/s batched, ${w.unbatched.toFixed(0)} one by one, recall ${sweep.at(-1)!.recall.toFixed(3)}`);
+        wide.close();
+      }
+    }
   }
 
   anchor('ivfpq');
@@ -299,6 +368,7 @@ async function main(): Promise<void> {
       console.log(`  ${r.name}: q/s batched ${(r.batched / anchor.batched).toFixed(2)}×, one by one ${(r.unbatched / anchor.unbatched).toFixed(2)}× of ${anchor.name}${h ? `; build ${(r.build / anchor.build).toFixed(2)}× its time` : ''}`);
     }
   }
+  if (sweep.length > 0) printSweep(sweep);
   console.log(`\nRAM to serve 21M × ${DIM} (codes or graph, at this run's bytes per vector; plus ~0.2 GiB of passage offsets):`);
   for (const r of [...rows, ...anchors]) if (!r.name.includes('JavaScript')) console.log(`  ${r.name}: ${gib(r.bytesPerVector * 21e6)}`);
   console.log(`load average at end: ${loadNow()}`);

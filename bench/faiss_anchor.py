@@ -3,8 +3,10 @@
 Reads the same float32 vectors and queries the TypeScript bench wrote, builds each faiss index,
 times batched (all queries in one call) and unbatched (one query per call) search, and writes the
 top-k ids of the batched run so the bench computes recall@k against ragtrail's exact search.
-Usage: python faiss_anchor.py VECTORS.f32 QUERIES.f32 DIM K THREADS OUTDIR [flat,hnsw,ivfpq,sq8,knn]
-Prints one JSON object per index on stdout.
+Usage: python faiss_anchor.py VECTORS.f32 QUERIES.f32 DIM K THREADS OUTDIR [flat,hnsw,ivfpq,sq8,knn] [EFS,EFS,... [ROUNDS]]
+Prints one JSON object per index on stdout; with an efSearch list, the HNSW index is also searched at
+each width (one more object per width, with its ids in faiss-hnsw-efEFS.ids; queries/s the median of
+ROUNDS timings, 3 by default), for the recall/speed curve.
 The vectors are memory-mapped and added in one call from the mapping, so the only large allocation
 is the index itself (np.fromfile would double it). `knn` is faiss's exact inner-product search (faiss.knn, the kernel
 IndexFlatIP.search runs) straight over the mapped file, for sizes where a float32 IndexFlatIP copy
@@ -12,6 +14,7 @@ would not fit beside everything else in RAM.
 """
 import json
 import os
+import statistics
 import sys
 import time
 
@@ -19,9 +22,22 @@ import faiss
 import numpy as np
 
 
+def timed(search, xq, single_n):
+    """Queries/s with all queries in one call, then one query per call; the batched call's ids."""
+    t0 = time.perf_counter()
+    _, ids = search(xq)
+    batched = len(xq) / (time.perf_counter() - t0)
+    t0 = time.perf_counter()
+    for i in range(single_n):
+        search(xq[i : i + 1])
+    return batched, single_n / (time.perf_counter() - t0), ids
+
+
 def main() -> None:
     vectors_path, queries_path, dim, k, threads, outdir = sys.argv[1:7]
     which = (sys.argv[7] if len(sys.argv) > 7 else "flat,hnsw,ivfpq").split(",")
+    sweep = [int(e) for e in sys.argv[8].split(",") if e] if len(sys.argv) > 8 else []
+    rounds = int(sys.argv[9]) if len(sys.argv) > 9 else 3
     dim, k, threads = int(dim), int(k), int(threads)
     faiss.omp_set_num_threads(threads)
     xb = np.memmap(vectors_path, dtype=np.float32, mode="r").reshape(-1, dim)
@@ -59,17 +75,19 @@ def main() -> None:
             index.hnsw.efSearch = 64
         if name == "ivfpq":
             index.nprobe = 32
-        t0 = time.perf_counter()
-        _, ids = search(xq)
-        batched = len(xq) / (time.perf_counter() - t0)
         single_n = min(len(xq), 100)
-        t0 = time.perf_counter()
-        for i in range(single_n):
-            search(xq[i : i + 1])
-        unbatched = single_n / (time.perf_counter() - t0)
+        batched, unbatched, ids = timed(search, xq, single_n)
         ids.astype(np.int64).tofile(os.path.join(outdir, f"faiss-{name}.ids"))
         code = {"flat": 4 * dim, "knn": 4 * dim, "hnsw": 4 * dim + 16 * 2 * 4, "sq8": dim, "ivfpq": 96 + 8}[name]
         print(json.dumps({"name": name, "build_s": build, "qps_batched": batched, "qps_unbatched": unbatched, "bytes_per_vector": code}), flush=True)
+        if name == "hnsw":
+            for ef in sweep:
+                index.hnsw.efSearch = ef
+                index.search(xq[:2], k)  # warm-up
+                runs = [timed(search, xq, single_n) for _ in range(rounds)]
+                b, u, ids = statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs), runs[0][2]
+                ids.astype(np.int64).tofile(os.path.join(outdir, f"faiss-hnsw-ef{ef}.ids"))
+                print(json.dumps({"name": "hnsw", "efs": ef, "qps_batched": b, "qps_unbatched": u}), flush=True)
 
 
 if __name__ == "__main__":

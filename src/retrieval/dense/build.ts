@@ -50,6 +50,8 @@ export interface DenseBuildOptions {
   connectivity?: number;
   /** HNSW construction width (usearch expansion_add, faiss efConstruction; default 40 as faiss). */
   expansionAdd?: number;
+  /** Threads adding vectors to the HNSW graph (default 0: every core). */
+  threads?: number;
   quiet?: boolean;
 }
 
@@ -202,7 +204,7 @@ async function buildSearchStructures(dir: string, meta: DenseMeta, opts: DenseBu
       const connectivity = opts.connectivity ?? 16;
       const expansionAdd = opts.expansionAdd ?? 40;
       const quantization = q === 'int8' ? 'i8' : q === 'binary' ? 'b1' : 'f32';
-      await buildHnsw(dir, file, dim, { connectivity, expansionAdd, quantization, centre }, opts.quiet);
+      await buildHnsw(dir, file, dim, { connectivity, expansionAdd, quantization, centre, threads: opts.threads ?? 0 }, opts.quiet);
       meta.hnsw = { file: 'hnsw.usearch', connectivity, quantization, expansionAdd };
     }
   } finally {
@@ -230,7 +232,7 @@ async function buildHnsw(
   dir: string,
   file: RowFile,
   dim: number,
-  o: { connectivity: number; expansionAdd: number; quantization: 'f32' | 'i8' | 'b1'; centre?: Float32Array },
+  o: { connectivity: number; expansionAdd: number; quantization: 'f32' | 'i8' | 'b1'; centre?: Float32Array; threads: number },
   quiet?: boolean,
 ): Promise<void> {
   const { Index } = await loadUsearch('an HNSW graph');
@@ -241,7 +243,7 @@ async function buildHnsw(
     if (o.centre) for (let i = 0; i < rows * dim; i++) v[i]! -= o.centre[i % dim]!;
     const keys = new BigUint64Array(rows);
     for (let i = 0; i < rows; i++) keys[i] = BigInt(start + i);
-    index.add(keys, v, 0);
+    index.add(keys, v, o.threads);
     progress.tick(rows);
   }
   progress.finish();

@@ -84,19 +84,21 @@ export class RowFile {
 
   /**
    * Reads the given rows (any order, duplicates allowed) as float32 vectors of `dim`; rows are
-   * visited in file order and neighbours are read together.
+   * visited in file order, neighbours are read together, and all land in one buffer (an allocation
+   * per read cost as much as the read itself).
    */
   gatherF32(docs: readonly number[], dim: number): Map<number, Float32Array> {
     const sorted = [...new Set(docs)].sort((a, b) => a - b);
+    const buf = new Uint8Array(sorted.length * this.rowBytes);
+    const all = new Float32Array(buf.buffer, 0, sorted.length * dim);
     const out = new Map<number, Float32Array>();
     for (let i = 0; i < sorted.length; ) {
       let j = i + 1;
       while (j < sorted.length && sorted[j] === sorted[j - 1]! + 1 && j - i < 256) j++;
-      const bytes = this.read(sorted[i]!, j - i);
-      const all = new Float32Array(bytes.buffer, bytes.byteOffset, (j - i) * dim);
-      for (let r = i; r < j; r++) out.set(sorted[r]!, all.subarray((r - i) * dim, (r - i + 1) * dim));
+      this.read(sorted[i]!, j - i, buf.subarray(i * this.rowBytes));
       i = j;
     }
+    sorted.forEach((doc, r) => out.set(doc, all.subarray(r * dim, (r + 1) * dim)));
     return out;
   }
 
