@@ -12,7 +12,7 @@
  *          --reuse-exact (the exact index's figures from the last run at this size)
  *          --hnsw none,int8,binary (graphs; '' for none) --faiss-python $RAGTRAIL_BENCH_PYTHON or .venv-bench/bin/python
  *          (empty: skip faiss) --js-queries 5 --faiss flat,sq8,hnsw,ivfpq (which anchors; hnsw runs only with --hnsw)
- *          --ef-sweep 64,128,256,512,768 (search widths at which every HNSW index, ragtrail's and faiss's, is
+ *          --ef-sweep 64,128,256,384,512,768 (search widths at which every HNSW index, ragtrail's and faiss's, is
  *          searched again: the recall/speed curve, and each one's fastest width at recall ≥ 0.95; '' skips it)
  * Threads: --threads bounds search and HNSW construction alike, for ragtrail and faiss.
  * Memory: ragtrail's exact flat index holds N × dim float32 in RAM; the run refuses to start when that
@@ -46,7 +46,7 @@ const { values: args } = parseArgs({
     'faiss-python': { type: 'string', default: process.env['RAGTRAIL_BENCH_PYTHON'] ?? resolve(import.meta.dirname, '..', '.venv-bench', 'bin', 'python') },
     'js-queries': { type: 'string', default: '5' },
     faiss: { type: 'string', default: 'flat,sq8,hnsw,ivfpq' },
-    'ef-sweep': { type: 'string', default: '64,128,256,512,768' },
+    'ef-sweep': { type: 'string', default: '64,128,256,384,512,768' },
     'exact-child': { type: 'boolean', default: false },
     'reuse-exact': { type: 'boolean', default: false },
   },
@@ -340,7 +340,8 @@ async function main(): Promise<void> {
         for (let r = 0; r < SWEEP_ROUNDS; r++) runs.push(await timeIndex(wide, queries));
         const w = runs[0]!;
         sweep.push({ name: rows.at(-1)!.name, ef, batched: median(runs.map((x) => x.batched)), unbatched: median(runs.map((x) => x.unbatched)), recall: recallAt(w.hits.map((l) => l.map((h) => h.doc)), truth) });
-        console.log(`  ef ${ef}: ${w.batched.toFixed(0)} q/s batched, ${w.unbatched.toFixed(0)} one by one, recall ${sweep.at(-1)!.recall.toFixed(3)}`);
+        const p = sweep.at(-1)!;
+        console.log(`  ef ${ef}: ${p.batched.toFixed(0)} q/s batched, ${p.unbatched.toFixed(0)} one by one (medians of ${SWEEP_ROUNDS}), recall ${p.recall.toFixed(3)}`);
         wide.close();
       }
     }

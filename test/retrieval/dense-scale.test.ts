@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { closeSync, mkdirSync, openSync, ftruncateSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, ftruncateSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { corpusFromQuestions, writeCorpus } from '../../src/corpus/corpus.js';
@@ -110,6 +110,54 @@ describe('quantized search against exact search on a fixed set (HotpotQA passage
       assert.ok(r.recall >= 0.9, `${quantize}: recall ${r.recall}`);
       assert.ok(r.exactScores, quantize);
     }
+  });
+
+  it('an int8 graph holds codes.i8\'s codes: searched at full width it ranks like the flat int8 scan', { skip: usearchMissing && 'the optional package usearch is not installed' }, async () => {
+    await buildIndex(join(tmp.dir, 'hotpot.jsonl'), dir, { embedder: e, dense: { quantize: 'int8', hnsw: true, threads: 1 }, quiet: true });
+    const meta = JSON.parse(readFileSync(join(dir, 'dense', 'meta.json'), 'utf8')) as DenseMeta;
+    assert.equal(meta.hnsw?.vectors, 'int8-codes');
+    // rescore 1: each returns exact scores for its own top 10 by int8 code score; ef ≥ n makes the graph search (nearly) exhaustive.
+    const flat = await DenseIndex.open(join(dir, 'dense'), { mode: 'flat', rescore: 1 });
+    const graph = await DenseIndex.open(join(dir, 'dense'), { mode: 'hnsw', rescore: 1, expansion: meta.n });
+    const qs = questions.slice(0, 30).map((q) => e.embedOne(q.question));
+    const [a, b] = [await flat.searchBatch(qs, 10), await graph.searchBatch(qs, 10)];
+    let same = 0;
+    a.forEach((l, i) => {
+      const got = new Set(b[i]!.map((h) => h.doc));
+      same += l.filter((h) => got.has(h.doc)).length;
+    });
+    // 1.0 when written; a graph of usearch's own cast of the float32 vectors (x·127/‖x‖) agreed on 0.97 in the same setting.
+    assert.ok(same / (10 * qs.length) >= 0.99, `overlap ${same / (10 * qs.length)}`);
+    flat.close();
+    graph.close();
+  });
+
+  it('an int8 graph from before int8 codes (usearch cast the float32 vectors) still opens and searches', { skip: usearchMissing && 'the optional package usearch is not installed' }, async () => {
+    await buildIndex(join(tmp.dir, 'hotpot.jsonl'), dir, { embedder: e, dense: { quantize: 'int8', hnsw: true }, quiet: true });
+    const metaPath = join(dir, 'dense', 'meta.json');
+    const meta = JSON.parse(readFileSync(metaPath, 'utf8')) as DenseMeta;
+    // Rebuild the graph as earlier versions did, from float32 through the wrapper, and drop the marker.
+    const { Index } = (await import('usearch')) as unknown as { Index: new (c: object) => { add(k: BigUint64Array, v: Float32Array): void; save(p: string): void } };
+    const old = new Index({ dimensions: meta.dim, metric: 'ip', quantization: 'i8', connectivity: 16, expansion_add: 40, expansion_search: 0, multi: false });
+    const rows = new RowFile(join(dir, 'dense', 'vectors.f32'), 4 * meta.dim, meta.n);
+    const all = rows.read(0, meta.n);
+    rows.close();
+    old.add(BigUint64Array.from({ length: meta.n }, (_, i) => BigInt(i)), new Float32Array(all.buffer, all.byteOffset, meta.n * meta.dim));
+    old.save(join(dir, 'dense', meta.hnsw!.file));
+    delete meta.hnsw!.vectors;
+    writeFileSync(metaPath, JSON.stringify(meta));
+    const index = await DenseIndex.open(join(dir, 'dense'), { mode: 'hnsw' });
+    const exact = await DenseIndex.open(join(dir, 'dense'), { mode: 'flat', kernel: 'js' });
+    const qs = questions.slice(0, 30).map((q) => e.embedOne(q.question));
+    const [t, g] = [await exact.searchBatch(qs, 10), await index.searchBatch(qs, 10)];
+    let hits = 0;
+    t.forEach((l, i) => {
+      const got = new Set(g[i]!.map((h) => h.doc));
+      hits += l.filter((h) => got.has(h.doc)).length;
+    });
+    assert.ok(hits / (10 * qs.length) >= 0.9, `recall ${hits / (10 * qs.length)}`);
+    index.close();
+    exact.close();
   });
 
   it('the usearch kernel and the JavaScript loop give the same exact ranking', { skip: usearchMissing && 'the optional package usearch is not installed' }, async () => {

@@ -8,7 +8,8 @@
  *          (batched, multi-threaded) when that optional package is installed, else in plain JavaScript.
  *  hnsw  — approximate search through the usearch HNSW graph, memory-mapped with `view` (its
  *          vectors are paged in by the OS, not held in the heap), batched, with a search width;
- *          quantized graphs are re-scored from float32 the same way.
+ *          int8 graphs hold the per-dimension int8 codes and take int8 query codes (build.ts says
+ *          why); quantized graphs are re-scored from float32 the same way.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,7 +19,7 @@ import type { ScoredDoc } from '../types.js';
 import { DENSE_FORMAT_VERSION, type DenseMeta } from './build.js';
 import { codeBytes, hammingScan, int8Query, type Quantization } from './quantize.js';
 import { loadOnnxRuntime, OnnxFlatKernel } from './onnx.js';
-import { loadUsearch, matchesOf, NO_KEY, type UsearchIndex, type UsearchModule } from './usearch.js';
+import { loadUsearch, loadUsearchNative, matchesOf, NO_KEY, type UsearchIndex, type UsearchModule, type UsearchNativeIndex } from './usearch.js';
 import { type Chunk, RowFile } from './vectors.js';
 
 export type DenseSearchMode = 'auto' | 'flat' | 'hnsw';
@@ -50,6 +51,8 @@ export class DenseIndex {
     private readonly usearch: UsearchModule | undefined,
     private readonly onnx: OnnxFlatKernel | undefined,
     private readonly hnsw: UsearchIndex | undefined,
+    /** An int8 graph over codes.i8's codes (searched with int8 query codes), instead of `hnsw`. */
+    private readonly hnswCodes: UsearchNativeIndex | undefined,
     private readonly opts: DenseOpenOptions,
   ) {}
 
@@ -76,17 +79,25 @@ export class DenseIndex {
       const usearch = await loadUsearch();
       const shortlist = (opts.rescore ?? DEFAULT_RESCORE[quantization]) * 10; // the width is fixed at open: sized for k = 10
       const q = meta.hnsw.quantization ?? 'f32';
+      const expansion = opts.expansion ?? Math.max(64, shortlist);
+      if (meta.hnsw.vectors === 'int8-codes') {
+        // The graph holds codes.i8's codes: searched through usearch's native binding with int8 query codes.
+        const Native = await loadUsearchNative();
+        const graph = new Native(meta.dim, 'ip', 'i8', meta.hnsw.connectivity, meta.hnsw.expansionAdd ?? 0, expansion, false);
+        graph.view(join(dir, meta.hnsw.file));
+        return new DenseIndex(meta, 'hnsw', quantization, [], floats, params, usearch, undefined, undefined, graph, opts);
+      }
       const index = new usearch.Index({
         dimensions: meta.dim,
         metric: q === 'b1' ? 'hamming' : 'ip',
         quantization: q,
         connectivity: meta.hnsw.connectivity,
         expansion_add: meta.hnsw.expansionAdd ?? 0,
-        expansion_search: opts.expansion ?? Math.max(64, shortlist),
+        expansion_search: expansion,
         multi: false,
       });
       index.view(join(dir, meta.hnsw.file));
-      return new DenseIndex(meta, 'hnsw', quantization, [], floats, params, usearch, undefined, index, opts);
+      return new DenseIndex(meta, 'hnsw', quantization, [], floats, params, usearch, undefined, index, undefined, opts);
     }
     if (opts.kernel === 'onnx' && quantization !== 'none') {
       throw new InputError(`the onnx kernel scores float32 vectors; this index holds ${quantization} codes`, 'leave the kernel at its default (usearch) for quantized indexes');
@@ -97,7 +108,7 @@ export class DenseIndex {
     const codes = quantization === 'none' ? floats! : new RowFile(join(dir, meta.codes!.file), codeBytes(quantization, meta.dim), meta.n);
     const chunks = codes.loadChunks();
     if (codes !== floats) codes.close();
-    return new DenseIndex(meta, 'flat', quantization, chunks, floats, params, usearch, onnx, undefined, opts);
+    return new DenseIndex(meta, 'flat', quantization, chunks, floats, params, usearch, onnx, undefined, undefined, opts);
   }
 
   get size(): number {
@@ -129,7 +140,7 @@ export class DenseIndex {
     const exact = this.quantization === 'none';
     const shortlist = exact ? k : Math.min(this.meta.n, k * (this.opts.rescore ?? DEFAULT_RESCORE[this.quantization]));
     if (this.onnx) return this.scanOnnx(queries, shortlist);
-    const candidates = this.hnsw ? this.searchHnsw(queries, shortlist) : this.scanFlat(queries, shortlist);
+    const candidates = this.hnswCodes ? this.searchHnswCodes(queries, shortlist) : this.hnsw ? this.searchHnsw(queries, shortlist) : this.scanFlat(queries, shortlist);
     return exact ? candidates : this.rescore(queries, candidates, k);
   }
 
@@ -141,6 +152,22 @@ export class DenseIndex {
       for (let i = 0; i < keys.length; i++) {
         if (keys[i] === NO_KEY) continue;
         out.push({ doc: Number(keys[i]!), score: this.quantization === 'binary' ? -distances[i]! : 1 - distances[i]! });
+      }
+      return out;
+    });
+  }
+
+  /** HNSW over int8 codes: each query as its int8 code (quantize.ts), scores t·dot + offset as in the flat scan. */
+  private searchHnswCodes(queries: readonly Float32Array[], n: number): ScoredDoc[][] {
+    const dim = this.meta.dim;
+    const encoded = queries.map((q) => int8Query(q, this.params.mid!, this.params.scale!));
+    const batch = new Int8Array(queries.length * dim);
+    encoded.forEach((e, i) => batch.set(e.code, i * dim));
+    const [keys, distances, counts] = this.hnswCodes!.search(batch, n, this.opts.threads ?? 0);
+    return encoded.map(({ factor, offset }, qi) => {
+      const out: ScoredDoc[] = [];
+      for (let i = qi * n, end = qi * n + Number(counts[qi]); i < end; i++) {
+        if (keys[i] !== NO_KEY) out.push({ doc: Number(keys[i]!), score: (1 - distances[i]!) * factor + offset });
       }
       return out;
     });

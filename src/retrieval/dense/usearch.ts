@@ -1,4 +1,8 @@
 /** usearch (HNSW and SIMD exact search, native binaries shipped in the npm package) is an optional dependency, loaded on demand. */
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { InputError } from '../../core/errors.js';
 import { importOptional } from '../../core/optional.js';
 
 type Vectors = Float32Array | Int8Array;
@@ -39,6 +43,41 @@ export interface UsearchModule {
 export async function loadUsearch(why = 'HNSW search'): Promise<UsearchModule> {
   const mod = await importOptional<{ default?: UsearchModule } & UsearchModule>('usearch', why);
   return mod.default ?? mod;
+}
+
+/**
+ * usearch's native index, below its JavaScript wrapper. The wrapper turns every Int8Array into a
+ * Float32Array, which the native side then re-quantizes to i8 itself (x · 127 / ‖x‖: ~4 of the 8
+ * bits for a unit vector of 768 dimensions, whose coordinates are ~0.04); the native `add` and
+ * `search` take Int8Array codes as they are. ragtrail's int8 graphs hold its own per-dimension codes
+ * (quantize.ts), so they are built and searched here. Same constructor arguments as the wrapper's
+ * Index; search returns [keys, distances, counts] with k slots per query.
+ */
+export interface UsearchNativeIndex {
+  add(keys: BigUint64Array, vectors: Int8Array | Float32Array, threads: number): void;
+  search(vectors: Int8Array | Float32Array, k: number, threads: number): [BigUint64Array, Float32Array, BigUint64Array];
+  save(path: string): void;
+  view(path: string): void;
+  size(): number;
+}
+export type UsearchNativeCtor = new (dimensions: number, metric: 'ip', quantization: 'i8', connectivity: number, expansionAdd: number, expansionSearch: number, multi: boolean) => UsearchNativeIndex;
+
+let nativeCtor: UsearchNativeCtor | undefined;
+
+/** The native binding the installed usearch package loads (its prebuilt binary, through its own node-gyp-build). */
+export async function loadUsearchNative(why = 'an int8 HNSW graph'): Promise<UsearchNativeCtor> {
+  if (nativeCtor) return nativeCtor;
+  await loadUsearch(why); // the clear "npm install usearch" error when it is missing
+  try {
+    // The package's entry is <root>/javascript/dist/esm/usearch.js; node-gyp-build is its dependency.
+    const root = join(dirname(fileURLToPath(import.meta.resolve('usearch'))), '..', '..', '..');
+    const binding = createRequire(join(root, 'package.json'))('node-gyp-build')(root) as { CompiledIndex?: UsearchNativeCtor };
+    if (typeof binding.CompiledIndex !== 'function') throw new Error('no CompiledIndex in the binding');
+    nativeCtor = binding.CompiledIndex;
+    return nativeCtor;
+  } catch (e) {
+    throw new InputError(`${why}: cannot load usearch's native binding (${(e as Error).message})`, 'reinstall usearch (`npm install usearch@^2.25`)');
+  }
 }
 
 /** usearch returns a single query's matches without `counts`: one shape for both. */
