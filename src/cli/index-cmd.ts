@@ -107,7 +107,7 @@ export function registerIndex(program: Command): void {
         console.log(`  dense flat search: ${flat.bytesPerVector} bytes per vector, RAM needed ${gib(flat.ramBytes + offsets)} (${flat.where}, plus passage offsets)`);
         if (graph && existsSync(graph)) {
           const bytes = statSync(graph).size;
-          console.log(`  dense HNSW search: ${(bytes / m.passages).toFixed(0)} bytes per vector (${m.dense.hnsw!.quantization ?? 'f32'} vectors + links), RAM needed ${gib(bytes + offsets)} (the graph, memory-mapped${q === 'none' ? '' : '; float32 re-scoring from disk'})`);
+          console.log(`  dense HNSW search: ${(bytes / m.passages).toFixed(0)} bytes per vector (${m.dense.hnsw!.vectors === 'int8-codes' ? 'per-dimension int8 codes' : `${m.dense.hnsw!.quantization ?? 'f32'} vectors`} + links), RAM needed ${gib(bytes + offsets)} (the graph, memory-mapped${q === 'none' ? '' : '; float32 re-scoring from disk'})`);
         }
       }
       if (!m.bm25 && !m.dense) throw new InputError(`${dir}: the index has no search structure`, 'rebuild it');

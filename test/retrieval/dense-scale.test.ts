@@ -284,4 +284,17 @@ describe('CLI: --quantize, index info, and the dense search flags', () => {
     assert.equal(bad.status, 2);
     assert.equal(bad.stderr.trim().split('\n').length, 1);
   });
+
+  it('builds int8 codes with an HNSW graph over them, says so in index info, and searches through it', { skip: usearchMissing && 'the optional package usearch is not installed' }, () => {
+    const cli = cliRunner(tmp.dir);
+    const dir = join(tmp.dir, 'cli-index-int8');
+    const built = cli.run('index', 'build', '--corpus', join(tmp.dir, 'hotpot.jsonl'), '--out', dir, '--dense', '--embedder', 'hash:256', '--quantize', 'int8', '--hnsw');
+    assert.equal(built.status, 0, built.stderr);
+    const info = cli.run('index', 'info', dir);
+    assert.match(info.stdout, /dense flat search: 256 bytes per vector/);
+    assert.match(info.stdout, /dense HNSW search: \d+ bytes per vector \(per-dimension int8 codes \+ links\)/);
+    const r = cli.run('search', '--index', dir, '--retrieval', 'dense', '--dense-mode', 'hnsw', '--ef', '128', '--threads', '1', '--k', '3', 'Scott Derrickson director');
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /^dense\(hash:256, lexical, hnsw int8\): 3 hits/);
+  });
 });
