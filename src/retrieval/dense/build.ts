@@ -17,7 +17,7 @@ import { Progress } from '../../core/progress.js';
 import type { Passage } from '../../core/types.js';
 import type { Embedder, Prefixes } from '../embedders/embedder.js';
 import { codeBytes, dimStats, encodeBinary, encodeInt8, int8Params, type Quantization } from './quantize.js';
-import { loadUsearch, loadUsearchNative } from './usearch.js';
+import { loadUsearchGraph } from './usearch.js';
 import { RowFile } from './vectors.js';
 
 export const DENSE_FORMAT_VERSION = 1;
@@ -232,10 +232,10 @@ function writeCodes(dir: string, name: string, file: RowFile, dim: number, encod
 
 /**
  * Adds the stored vectors to a usearch HNSW graph window by window and saves it. int8 graphs get
- * ragtrail's per-dimension codes (the codes.i8 rows) through usearch's native binding: usearch's own
- * cast of float32 input to i8 (x · 127 / ‖x‖) keeps ~4 bits of a 768-dim unit vector, and at
- * 200k × 768 its graph's top 10 reached recall 0.82 at ef 512 where these codes reach 0.94 (and the
- * search ran faster). The graph's metric is then the codes' inner product, which ranks like the true
+ * ragtrail's per-dimension codes (the codes.i8 rows), passed as they are through usearch's native
+ * binding (usearch.ts): usearch's own cast of float32 input to i8 (x · 127 / ‖x‖) keeps ~4 bits of
+ * a 768-dim unit vector, and at 200k × 768 its graph's top 10 reached recall 0.82 at ef 512 where
+ * these codes reach 0.94 (and the search ran faster). The graph's metric is then the codes' inner product, which ranks like the true
  * one up to rounding for the query side (quantize.ts); links are chosen in that code space. f32 and
  * b1 graphs let usearch convert float32 itself (to b1 by sign, so binary vectors are centred first,
  * as their codes are).
@@ -247,14 +247,8 @@ async function buildHnsw(
   o: { connectivity: number; expansionAdd: number; quantization: 'f32' | 'i8' | 'b1'; centre?: Float32Array; int8?: { mid: Float32Array; scale: Float32Array }; threads: number },
   quiet?: boolean,
 ): Promise<void> {
-  let index: { add(keys: BigUint64Array, vectors: Float32Array | Int8Array, threads: number): void; save(path: string): void };
-  if (o.int8) {
-    const Native = await loadUsearchNative('an int8 HNSW graph');
-    index = new Native(dim, 'ip', 'i8', o.connectivity, o.expansionAdd, 0, false);
-  } else {
-    const { Index } = await loadUsearch('an HNSW graph');
-    index = new Index({ dimensions: dim, metric: o.quantization === 'b1' ? 'hamming' : 'ip', quantization: o.quantization, connectivity: o.connectivity, expansion_add: o.expansionAdd, expansion_search: 0, multi: false });
-  }
+  const Graph = await loadUsearchGraph('an HNSW graph');
+  const index = new Graph(dim, o.quantization === 'b1' ? 'hamming' : 'ip', o.quantization, o.connectivity, o.expansionAdd, 0, false);
   const progress = new Progress('HNSW graph', { unit: 'vectors', total: file.rows, quiet });
   for (const { start, rows, bytes } of file.windows(64 * 2 ** 20)) {
     const v = new Float32Array(bytes.buffer, bytes.byteOffset, rows * dim);

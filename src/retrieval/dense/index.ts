@@ -19,7 +19,7 @@ import type { ScoredDoc } from '../types.js';
 import { DENSE_FORMAT_VERSION, type DenseMeta } from './build.js';
 import { codeBytes, hammingScan, int8Query, type Quantization } from './quantize.js';
 import { loadOnnxRuntime, OnnxFlatKernel } from './onnx.js';
-import { loadUsearch, loadUsearchNative, matchesOf, NO_KEY, type UsearchIndex, type UsearchModule, type UsearchNativeIndex } from './usearch.js';
+import { loadUsearch, loadUsearchGraph, matchesOf, NO_KEY, type UsearchGraph, type UsearchModule } from './usearch.js';
 import { type Chunk, RowFile } from './vectors.js';
 
 export type DenseSearchMode = 'auto' | 'flat' | 'hnsw';
@@ -50,9 +50,7 @@ export class DenseIndex {
     private readonly params: { mid?: Float32Array; scale?: Float32Array },
     private readonly usearch: UsearchModule | undefined,
     private readonly onnx: OnnxFlatKernel | undefined,
-    private readonly hnsw: UsearchIndex | undefined,
-    /** An int8 graph over codes.i8's codes (searched with int8 query codes), instead of `hnsw`. */
-    private readonly hnswCodes: UsearchNativeIndex | undefined,
+    private readonly hnsw: UsearchGraph | undefined,
     private readonly opts: DenseOpenOptions,
   ) {}
 
@@ -76,28 +74,12 @@ export class DenseIndex {
     const params = { mid: quant.mid && Float32Array.from(quant.mid), scale: quant.scale && Float32Array.from(quant.scale) };
     if (useHnsw) {
       if (!meta.hnsw) throw new InputError(`${dir}: this dense index has no HNSW graph`, 'rebuild with --hnsw, or search with the flat mode');
-      const usearch = await loadUsearch();
       const shortlist = (opts.rescore ?? DEFAULT_RESCORE[quantization]) * 10; // the width is fixed at open: sized for k = 10
       const q = meta.hnsw.quantization ?? 'f32';
-      const expansion = opts.expansion ?? Math.max(64, shortlist);
-      if (meta.hnsw.vectors === 'int8-codes') {
-        // The graph holds codes.i8's codes: searched through usearch's native binding with int8 query codes.
-        const Native = await loadUsearchNative();
-        const graph = new Native(meta.dim, 'ip', 'i8', meta.hnsw.connectivity, meta.hnsw.expansionAdd ?? 0, expansion, false);
-        graph.view(join(dir, meta.hnsw.file));
-        return new DenseIndex(meta, 'hnsw', quantization, [], floats, params, usearch, undefined, undefined, graph, opts);
-      }
-      const index = new usearch.Index({
-        dimensions: meta.dim,
-        metric: q === 'b1' ? 'hamming' : 'ip',
-        quantization: q,
-        connectivity: meta.hnsw.connectivity,
-        expansion_add: meta.hnsw.expansionAdd ?? 0,
-        expansion_search: expansion,
-        multi: false,
-      });
-      index.view(join(dir, meta.hnsw.file));
-      return new DenseIndex(meta, 'hnsw', quantization, [], floats, params, usearch, undefined, index, undefined, opts);
+      const Graph = await loadUsearchGraph();
+      const graph = new Graph(meta.dim, q === 'b1' ? 'hamming' : 'ip', q, meta.hnsw.connectivity, meta.hnsw.expansionAdd ?? 0, opts.expansion ?? Math.max(64, shortlist), false);
+      graph.view(join(dir, meta.hnsw.file));
+      return new DenseIndex(meta, 'hnsw', quantization, [], floats, params, undefined, undefined, graph, opts);
     }
     if (opts.kernel === 'onnx' && quantization !== 'none') {
       throw new InputError(`the onnx kernel scores float32 vectors; this index holds ${quantization} codes`, 'leave the kernel at its default (usearch) for quantized indexes');
@@ -108,7 +90,7 @@ export class DenseIndex {
     const codes = quantization === 'none' ? floats! : new RowFile(join(dir, meta.codes!.file), codeBytes(quantization, meta.dim), meta.n);
     const chunks = codes.loadChunks();
     if (codes !== floats) codes.close();
-    return new DenseIndex(meta, 'flat', quantization, chunks, floats, params, usearch, onnx, undefined, undefined, opts);
+    return new DenseIndex(meta, 'flat', quantization, chunks, floats, params, usearch, onnx, undefined, opts);
   }
 
   get size(): number {
@@ -140,34 +122,27 @@ export class DenseIndex {
     const exact = this.quantization === 'none';
     const shortlist = exact ? k : Math.min(this.meta.n, k * (this.opts.rescore ?? DEFAULT_RESCORE[this.quantization]));
     if (this.onnx) return this.scanOnnx(queries, shortlist);
-    const candidates = this.hnswCodes ? this.searchHnswCodes(queries, shortlist) : this.hnsw ? this.searchHnsw(queries, shortlist) : this.scanFlat(queries, shortlist);
+    const candidates = this.hnsw ? this.searchHnsw(queries, shortlist) : this.scanFlat(queries, shortlist);
     return exact ? candidates : this.rescore(queries, candidates, k);
   }
 
+  /**
+   * The graph's best n per query. A graph of int8 codes takes each query as its int8 code, scores
+   * t·dot + offset as in the flat scan (quantize.ts); the others take the float32 query (binary
+   * graphs rank by Hamming distance, older i8 graphs by usearch's own cast).
+   */
   private searchHnsw(queries: readonly Float32Array[], n: number): ScoredDoc[][] {
-    const m = this.hnsw!.search(queries.length === 1 ? queries[0]! : [...queries], n, this.opts.threads ?? 0);
-    return queries.map((_, qi) => {
-      const { keys, distances } = matchesOf(m, qi, queries.length);
-      const out: ScoredDoc[] = [];
-      for (let i = 0; i < keys.length; i++) {
-        if (keys[i] === NO_KEY) continue;
-        out.push({ doc: Number(keys[i]!), score: this.quantization === 'binary' ? -distances[i]! : 1 - distances[i]! });
-      }
-      return out;
-    });
-  }
-
-  /** HNSW over int8 codes: each query as its int8 code (quantize.ts), scores t·dot + offset as in the flat scan. */
-  private searchHnswCodes(queries: readonly Float32Array[], n: number): ScoredDoc[][] {
     const dim = this.meta.dim;
-    const encoded = queries.map((q) => int8Query(q, this.params.mid!, this.params.scale!));
-    const batch = new Int8Array(queries.length * dim);
+    const codes = this.meta.hnsw!.vectors === 'int8-codes';
+    const encoded = queries.map((q) => (codes ? int8Query(q, this.params.mid!, this.params.scale!) : { code: q, factor: 1, offset: 0 }));
+    const batch = codes ? new Int8Array(queries.length * dim) : new Float32Array(queries.length * dim);
     encoded.forEach((e, i) => batch.set(e.code, i * dim));
-    const [keys, distances, counts] = this.hnswCodes!.search(batch, n, this.opts.threads ?? 0);
+    const [keys, distances, counts] = this.hnsw!.search(batch, n, this.opts.threads ?? 0);
+    const binary = this.quantization === 'binary';
     return encoded.map(({ factor, offset }, qi) => {
       const out: ScoredDoc[] = [];
       for (let i = qi * n, end = qi * n + Number(counts[qi]); i < end; i++) {
-        if (keys[i] !== NO_KEY) out.push({ doc: Number(keys[i]!), score: (1 - distances[i]!) * factor + offset });
+        if (keys[i] !== NO_KEY) out.push({ doc: Number(keys[i]!), score: binary ? -distances[i]! : (1 - distances[i]!) * factor + offset });
       }
       return out;
     });

@@ -15,66 +15,55 @@ export interface UsearchMatches {
   k?: number;
 }
 
-export interface UsearchIndex {
-  add(keys: BigUint64Array, vectors: Float32Array, threads?: number): void;
-  search(vectors: Float32Array | Float32Array[], k: number, threads: number): UsearchMatches;
-  save(path: string): void;
-  view(path: string): void;
-  load(path: string): void;
-  size(): number;
-}
-
-export interface UsearchConfig {
-  dimensions: number;
-  metric: 'ip' | 'hamming';
-  quantization: 'f32' | 'i8' | 'b1';
-  connectivity: number;
-  expansion_add: number;
-  expansion_search: number;
-  multi: boolean;
-}
-
 export interface UsearchModule {
-  Index: new (config: UsearchConfig) => UsearchIndex;
   /** Exact k-NN by the native SIMD kernels; for `ip` the distance is 1 − dot (an integer dot for Int8Array). */
   exactSearch(dataset: Vectors, queries: Vectors, dimensions: number, count: number, metric: 'ip', threads: number): UsearchMatches;
 }
 
-export async function loadUsearch(why = 'HNSW search'): Promise<UsearchModule> {
+export async function loadUsearch(why = 'usearch SIMD search'): Promise<UsearchModule> {
   const mod = await importOptional<{ default?: UsearchModule } & UsearchModule>('usearch', why);
   return mod.default ?? mod;
 }
 
 /**
- * usearch's native index, below its JavaScript wrapper. The wrapper turns every Int8Array into a
- * Float32Array, which the native side then re-quantizes to i8 itself (x · 127 / ‖x‖: ~4 of the 8
- * bits for a unit vector of 768 dimensions, whose coordinates are ~0.04); the native `add` and
- * `search` take Int8Array codes as they are. ragtrail's int8 graphs hold its own per-dimension codes
- * (quantize.ts), so they are built and searched here. Same constructor arguments as the wrapper's
+ * usearch's HNSW index, taken from its native binding below the JavaScript wrapper. The wrapper turns
+ * every Int8Array into a Float32Array, which the native side then re-quantizes to i8 itself
+ * (x · 127 / ‖x‖: ~4 of the 8 bits for a unit vector of 768 dimensions, whose coordinates are
+ * ~0.04); the native `add` and `search` take Int8Array codes as they are, and Float32Array as the
+ * wrapper passes it. ragtrail's int8 graphs hold its own per-dimension codes (quantize.ts), so every
+ * graph is built and searched here, one path for all. Same constructor arguments as the wrapper's
  * Index; search returns [keys, distances, counts] with k slots per query.
  */
-export interface UsearchNativeIndex {
+export interface UsearchGraph {
   add(keys: BigUint64Array, vectors: Int8Array | Float32Array, threads: number): void;
   search(vectors: Int8Array | Float32Array, k: number, threads: number): [BigUint64Array, Float32Array, BigUint64Array];
   save(path: string): void;
   view(path: string): void;
   size(): number;
 }
-export type UsearchNativeCtor = new (dimensions: number, metric: 'ip', quantization: 'i8', connectivity: number, expansionAdd: number, expansionSearch: number, multi: boolean) => UsearchNativeIndex;
+export type UsearchGraphCtor = new (
+  dimensions: number,
+  metric: 'ip' | 'hamming',
+  quantization: 'f32' | 'i8' | 'b1',
+  connectivity: number,
+  expansionAdd: number,
+  expansionSearch: number,
+  multi: boolean,
+) => UsearchGraph;
 
-let nativeCtor: UsearchNativeCtor | undefined;
+let graphCtor: UsearchGraphCtor | undefined;
 
-/** The native binding the installed usearch package loads (its prebuilt binary, through its own node-gyp-build). */
-export async function loadUsearchNative(why = 'an int8 HNSW graph'): Promise<UsearchNativeCtor> {
-  if (nativeCtor) return nativeCtor;
+/** The HNSW index of the installed usearch package's native binding (its prebuilt binary, through its own node-gyp-build). */
+export async function loadUsearchGraph(why = 'HNSW search'): Promise<UsearchGraphCtor> {
+  if (graphCtor) return graphCtor;
   await loadUsearch(why); // the clear "npm install usearch" error when it is missing
   try {
     // The package's entry is <root>/javascript/dist/esm/usearch.js; node-gyp-build is its dependency.
     const root = join(dirname(fileURLToPath(import.meta.resolve('usearch'))), '..', '..', '..');
-    const binding = createRequire(join(root, 'package.json'))('node-gyp-build')(root) as { CompiledIndex?: UsearchNativeCtor };
+    const binding = createRequire(join(root, 'package.json'))('node-gyp-build')(root) as { CompiledIndex?: UsearchGraphCtor };
     if (typeof binding.CompiledIndex !== 'function') throw new Error('no CompiledIndex in the binding');
-    nativeCtor = binding.CompiledIndex;
-    return nativeCtor;
+    graphCtor = binding.CompiledIndex;
+    return graphCtor;
   } catch (e) {
     throw new InputError(`${why}: cannot load usearch's native binding (${(e as Error).message})`, 'reinstall usearch (`npm install usearch@^2.25`)');
   }
