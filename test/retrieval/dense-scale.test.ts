@@ -6,11 +6,10 @@ import { corpusFromQuestions, writeCorpus } from '../../src/corpus/corpus.js';
 import { loadDataset } from '../../src/corpus/dataset.js';
 import type { Question } from '../../src/core/types.js';
 import { DENSE_FORMAT_VERSION, type DenseMeta } from '../../src/retrieval/dense/build.js';
-import { DenseIndex } from '../../src/retrieval/dense/index.js';
+import { DenseIndex, type DenseOpenOptions } from '../../src/retrieval/dense/index.js';
 import { gemmTopKModel, loadOnnxRuntime } from '../../src/retrieval/dense/onnx.js';
 import { codeBytes, encodeBinary, encodeInt8, hammingScan, int8Params, int8Query } from '../../src/retrieval/dense/quantize.js';
 import { RowFile } from '../../src/retrieval/dense/vectors.js';
-import type { ScoredDoc } from '../../src/retrieval/types.js';
 import { HashedNgramEmbedder } from '../../src/retrieval/embedders/hashed.js';
 import { buildIndex } from '../../src/retrieval/index-dir.js';
 import { cliRunner, data, tempDir } from '../helpers.js';
@@ -113,14 +112,19 @@ describe('quantized search against exact search on a fixed set (HotpotQA passage
     }
   });
 
-  /** Share of each reference list's documents that the other list also returns. */
-  function overlapAt10(reference: ScoredDoc[][], got: ScoredDoc[][]): number {
+  /** Share of the reference index's top 10 that the other index also returns, over 30 questions. */
+  async function overlapAt10(reference: DenseOpenOptions, other: DenseOpenOptions): Promise<number> {
+    const [a, b] = [await DenseIndex.open(join(dir, 'dense'), reference), await DenseIndex.open(join(dir, 'dense'), other)];
+    const qs = questions.slice(0, 30).map((q) => e.embedOne(q.question));
+    const [want, got] = [await a.searchBatch(qs, 10), await b.searchBatch(qs, 10)];
+    a.close();
+    b.close();
     let same = 0;
-    reference.forEach((l, i) => {
+    want.forEach((l, i) => {
       const docs = new Set(got[i]!.map((h) => h.doc));
       same += l.filter((h) => docs.has(h.doc)).length;
     });
-    return same / (10 * reference.length);
+    return same / (10 * qs.length);
   }
 
   it('an int8 graph holds codes.i8\'s codes: searched at full width it ranks like the flat int8 scan', { skip: usearchMissing && 'the optional package usearch is not installed' }, async () => {
@@ -128,14 +132,9 @@ describe('quantized search against exact search on a fixed set (HotpotQA passage
     const meta = JSON.parse(readFileSync(join(dir, 'dense', 'meta.json'), 'utf8')) as DenseMeta;
     assert.equal(meta.hnsw?.vectors, 'int8-codes');
     // rescore 1: each returns exact scores for its own top 10 by int8 code score; ef ≥ n makes the graph search (nearly) exhaustive.
-    const flat = await DenseIndex.open(join(dir, 'dense'), { mode: 'flat', rescore: 1 });
-    const graph = await DenseIndex.open(join(dir, 'dense'), { mode: 'hnsw', rescore: 1, expansion: meta.n });
-    const qs = questions.slice(0, 30).map((q) => e.embedOne(q.question));
-    const same = overlapAt10(await flat.searchBatch(qs, 10), await graph.searchBatch(qs, 10));
+    const same = await overlapAt10({ mode: 'flat', rescore: 1 }, { mode: 'hnsw', rescore: 1, expansion: meta.n });
     // 1.0 when written; a graph of usearch's own cast of the float32 vectors (x·127/‖x‖) agreed on 0.97 in the same setting.
     assert.ok(same >= 0.99, `overlap ${same}`);
-    flat.close();
-    graph.close();
   });
 
   it('an int8 graph from before int8 codes (usearch cast the float32 vectors) still opens and searches', { skip: usearchMissing && 'the optional package usearch is not installed' }, async () => {
@@ -152,13 +151,8 @@ describe('quantized search against exact search on a fixed set (HotpotQA passage
     old.save(join(dir, 'dense', meta.hnsw!.file));
     delete meta.hnsw!.vectors;
     writeFileSync(metaPath, JSON.stringify(meta));
-    const index = await DenseIndex.open(join(dir, 'dense'), { mode: 'hnsw' });
-    const exact = await DenseIndex.open(join(dir, 'dense'), { mode: 'flat', kernel: 'js' });
-    const qs = questions.slice(0, 30).map((q) => e.embedOne(q.question));
-    const recall = overlapAt10(await exact.searchBatch(qs, 10), await index.searchBatch(qs, 10));
+    const recall = await overlapAt10({ mode: 'flat', kernel: 'js' }, { mode: 'hnsw' });
     assert.ok(recall >= 0.9, `recall ${recall}`);
-    index.close();
-    exact.close();
   });
 
   it('the usearch kernel and the JavaScript loop give the same exact ranking', { skip: usearchMissing && 'the optional package usearch is not installed' }, async () => {
@@ -267,15 +261,20 @@ describe('vector files past 2 GiB (sparse files)', () => {
 });
 
 describe('CLI: --quantize, index info, and the dense search flags', () => {
-  it('builds binary codes with an HNSW graph and searches flat or through the graph', { skip: usearchMissing && 'the optional package usearch is not installed' }, () => {
+  /** `index build --dense --quantize q --hnsw` into a fresh folder, then `index info` on it. */
+  function buildWithGraph(q: 'binary' | 'int8', folder: string): { cli: ReturnType<typeof cliRunner>; dir: string; info: string } {
     const cli = cliRunner(tmp.dir);
-    const dir = join(tmp.dir, 'cli-index');
-    const built = cli.run('index', 'build', '--corpus', join(tmp.dir, 'hotpot.jsonl'), '--out', dir, '--dense', '--embedder', 'hash:256', '--quantize', 'binary', '--hnsw');
+    const dir = join(tmp.dir, folder);
+    const built = cli.run('index', 'build', '--corpus', join(tmp.dir, 'hotpot.jsonl'), '--out', dir, '--dense', '--embedder', 'hash:256', '--quantize', q, '--hnsw');
     assert.equal(built.status, 0, built.stderr);
-    const info = cli.run('index', 'info', dir);
-    assert.match(info.stdout, /codes binary/);
-    assert.match(info.stdout, /dense flat search: 32 bytes per vector/);
-    assert.match(info.stdout, /dense HNSW search: \d+ bytes per vector \(b1 vectors \+ links\)/);
+    return { cli, dir, info: cli.run('index', 'info', dir).stdout };
+  }
+
+  it('builds binary codes with an HNSW graph and searches flat or through the graph', { skip: usearchMissing && 'the optional package usearch is not installed' }, () => {
+    const { cli, dir, info } = buildWithGraph('binary', 'cli-index');
+    assert.match(info, /codes binary/);
+    assert.match(info, /dense flat search: 32 bytes per vector/);
+    assert.match(info, /dense HNSW search: \d+ bytes per vector \(b1 vectors \+ links\)/);
     for (const mode of ['flat', 'hnsw']) {
       const r = cli.run('search', '--index', dir, '--retrieval', 'dense', '--dense-mode', mode, '--rescore', '8', '--ef', '128', '--threads', '1', '--k', '3', 'Scott Derrickson director');
       assert.equal(r.status, 0, r.stderr);
@@ -287,13 +286,9 @@ describe('CLI: --quantize, index info, and the dense search flags', () => {
   });
 
   it('builds int8 codes with an HNSW graph over them, says so in index info, and searches through it', { skip: usearchMissing && 'the optional package usearch is not installed' }, () => {
-    const cli = cliRunner(tmp.dir);
-    const dir = join(tmp.dir, 'cli-index-int8');
-    const built = cli.run('index', 'build', '--corpus', join(tmp.dir, 'hotpot.jsonl'), '--out', dir, '--dense', '--embedder', 'hash:256', '--quantize', 'int8', '--hnsw');
-    assert.equal(built.status, 0, built.stderr);
-    const info = cli.run('index', 'info', dir);
-    assert.match(info.stdout, /dense flat search: 256 bytes per vector/);
-    assert.match(info.stdout, /dense HNSW search: \d+ bytes per vector \(per-dimension int8 codes \+ links\)/);
+    const { cli, dir, info } = buildWithGraph('int8', 'cli-index-int8');
+    assert.match(info, /dense flat search: 256 bytes per vector/);
+    assert.match(info, /dense HNSW search: \d+ bytes per vector \(per-dimension int8 codes \+ links\)/);
     const r = cli.run('search', '--index', dir, '--retrieval', 'dense', '--dense-mode', 'hnsw', '--ef', '128', '--threads', '1', '--k', '3', 'Scott Derrickson director');
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /^dense\(hash:256, lexical, hnsw int8\): 3 hits/);
