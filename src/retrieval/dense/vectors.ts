@@ -27,6 +27,7 @@ export interface Chunk {
 export class RowFile {
   private readonly fd: number;
   readonly rows: number;
+  private scratch = new Uint8Array(0);
 
   constructor(
     readonly path: string,
@@ -84,21 +85,26 @@ export class RowFile {
 
   /**
    * Reads the given rows (any order, duplicates allowed) as float32 vectors of `dim`; rows are
-   * visited in file order, neighbours are read together, and all land in one buffer (an allocation
-   * per read cost as much as the read itself).
+   * visited in file order and neighbours are read together. They land in one scratch buffer kept
+   * between calls (a fresh 24 MiB buffer per batch cost more in page faults than the reads: 7 against
+   * 2 µs per row), so the returned views hold only until the next call.
    */
   gatherF32(docs: readonly number[], dim: number): Map<number, Float32Array> {
-    const sorted = [...new Set(docs)].sort((a, b) => a - b);
-    const buf = new Uint8Array(sorted.length * this.rowBytes);
-    const all = new Float32Array(buf.buffer, 0, sorted.length * dim);
+    const ids = Float64Array.from(docs).sort();
+    let unique = 0;
+    for (let i = 0; i < ids.length; i++) if (i === 0 || ids[i] !== ids[i - 1]) ids[unique++] = ids[i]!;
+    const need = unique * this.rowBytes;
+    if (this.scratch.byteLength < need) this.scratch = new Uint8Array(Math.max(need, 2 * this.scratch.byteLength));
+    const buf = this.scratch;
     const out = new Map<number, Float32Array>();
-    for (let i = 0; i < sorted.length; ) {
+    for (let i = 0; i < unique; ) {
       let j = i + 1;
-      while (j < sorted.length && sorted[j] === sorted[j - 1]! + 1 && j - i < 256) j++;
-      this.read(sorted[i]!, j - i, buf.subarray(i * this.rowBytes));
+      while (j < unique && ids[j] === ids[j - 1]! + 1 && j - i < 256) j++;
+      this.read(ids[i]!, j - i, buf.subarray(i * this.rowBytes));
       i = j;
     }
-    sorted.forEach((doc, r) => out.set(doc, all.subarray(r * dim, (r + 1) * dim)));
+    const all = new Float32Array(buf.buffer, 0, unique * dim);
+    for (let r = 0; r < unique; r++) out.set(ids[r]!, all.subarray(r * dim, (r + 1) * dim));
     return out;
   }
 
