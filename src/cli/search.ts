@@ -36,7 +36,7 @@ export function registerSearch(program: Command): void {
     .option('--token <token>', 'bearer token of a retrieval server')
     .option('--api-key <key>', 'API key for an openai: embedder (default: $OPENAI_API_KEY)')
     .option('--dense-mode <m>', 'dense search: flat (every code scored) or hnsw; default hnsw when the index has a graph', choiceArg(['flat', 'hnsw'] as const))
-    .option('--rescore <x>', 'int8/binary codes: shortlist re-scored with float32, as a multiple of k (default 4 for int8, 40 for binary)', intArg(1, 10_000))
+    .option('--rescore <x>', 'int8/binary codes: shortlist re-scored with float32, as a multiple of k (default 2 for int8, 40 for binary)', intArg(1, 10_000))
     .option('--ef <n>', 'HNSW search width (default max(64, shortlist))', intArg(1, 100_000))
     .option('--threads <n>', 'threads for dense search (default: all cores)', intArg(0, 1024))
     .action(async (query: string | undefined, opts: SearchOpts) => {

@@ -19,7 +19,7 @@ import type { ScoredDoc } from '../types.js';
 import { DENSE_FORMAT_VERSION, type DenseMeta } from './build.js';
 import { codeBytes, hammingScan, int8Query, type Quantization } from './quantize.js';
 import { loadOnnxRuntime, OnnxFlatKernel } from './onnx.js';
-import { loadUsearch, loadUsearchGraph, matchesOf, NO_KEY, type UsearchGraph, type UsearchModule } from './usearch.js';
+import { keyRows, loadUsearch, loadUsearchGraph, matchesOf, type UsearchGraph, type UsearchModule } from './usearch.js';
 import { type Chunk, RowFile } from './vectors.js';
 
 export type DenseSearchMode = 'auto' | 'flat' | 'hnsw';
@@ -27,7 +27,7 @@ export type DenseSearchMode = 'auto' | 'flat' | 'hnsw';
 export interface DenseOpenOptions {
   /** auto uses HNSW when the index has one. */
   mode?: DenseSearchMode;
-  /** Shortlist re-scored with float32, as a multiple of k (default 4 for int8, 40 for binary). */
+  /** Shortlist re-scored with float32, as a multiple of k (default 2 for int8, 40 for binary). */
   rescore?: number;
   /** HNSW search width (usearch expansion_search, faiss efSearch); default max(64, shortlist). */
   expansion?: number;
@@ -38,7 +38,13 @@ export interface DenseOpenOptions {
   kernel?: 'onnx' | 'usearch' | 'js';
 }
 
-const DEFAULT_RESCORE: Record<Quantization, number> = { none: 1, int8: 4, binary: 40 };
+/**
+ * int8: a 2·k shortlist found every exact top-10 passage that 4·k found (recall@10 1.000 for flat
+ * search at 200k and 1M, and identical recall on HNSW graphs at 200k and 1M over nine widths), and
+ * re-scoring reads each row from disk (~2.7 µs) and scores it (~2 µs): 4·k was a third of an HNSW
+ * search at ef 64.
+ */
+const DEFAULT_RESCORE: Record<Quantization, number> = { none: 1, int8: 2, binary: 40 };
 
 export class DenseIndex {
   private constructor(
@@ -138,11 +144,12 @@ export class DenseIndex {
     const batch = codes ? new Int8Array(queries.length * dim) : new Float32Array(queries.length * dim);
     encoded.forEach((e, i) => batch.set(e.code, i * dim));
     const [keys, distances, counts] = this.hnsw!.search(batch, n, this.opts.threads ?? 0);
+    const rows = keyRows(keys);
     const binary = this.quantization === 'binary';
     return encoded.map(({ factor, offset }, qi) => {
       const out: ScoredDoc[] = [];
       for (let i = qi * n, end = qi * n + Number(counts[qi]); i < end; i++) {
-        if (keys[i] !== NO_KEY) out.push({ doc: Number(keys[i]!), score: binary ? -distances[i]! : (1 - distances[i]!) * factor + offset });
+        if (rows[i]! >= 0) out.push({ doc: rows[i]!, score: binary ? -distances[i]! : (1 - distances[i]!) * factor + offset });
       }
       return out;
     });
@@ -204,12 +211,13 @@ export class DenseIndex {
         const m = usearch.exactSearch(data, batch!, dim, Math.min(n, c.rows), 'ip', this.opts.threads ?? 0);
         for (let qi = 0; qi < nq; qi++) {
           const { keys, distances } = matchesOf(m, qi, nq);
+          const rows = keyRows(keys);
           const top = tops[qi]!;
           const f = encoded ? encoded[qi]!.factor : 1;
           const o = encoded ? encoded[qi]!.offset : 0;
-          for (let i = 0; i < keys.length; i++) {
+          for (let i = 0; i < rows.length; i++) {
             const s = (1 - distances[i]!) * f + o;
-            if (s > top.threshold) top.push(c.start + Number(keys[i]!), s);
+            if (rows[i]! >= 0 && s > top.threshold) top.push(c.start + rows[i]!, s);
           }
         }
         continue;
@@ -261,7 +269,7 @@ export function denseFootprint(meta: DenseMeta): { bytesPerVector: number; ramBy
   return { bytesPerVector, ramBytes: bytesPerVector * meta.n, where: q === 'none' ? 'float32 vectors in memory' : `${q} codes in memory, float32 re-scoring from disk` };
 }
 
-/** Float32 dot product over four accumulators (2.3× faster than one in V8: the adds no longer wait on each other). */
+/** Float32 dot product over four accumulators: the adds no longer wait on each other (2–3× faster than one accumulator in the re-scoring loop, measured at 200k). */
 function dot(a: Float32Array, b: Float32Array, n: number): number {
   let s0 = 0;
   let s1 = 0;

@@ -1,4 +1,5 @@
 /** usearch (HNSW and SIMD exact search, native binaries shipped in the npm package) is an optional dependency, loaded on demand. */
+import { endianness } from 'node:os';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -77,5 +78,17 @@ export function matchesOf(m: UsearchMatches, query: number, nq: number): { keys:
   return { keys: m.keys.subarray(query * k, query * k + n), distances: m.distances.subarray(query * k, query * k + n) };
 }
 
-/** usearch pads missing results with this key. */
-export const NO_KEY = 0xffffffffffffffffn;
+
+const LOW_WORD = endianness() === 'LE' ? 0 : 1;
+
+/**
+ * usearch's result keys as row numbers, −1 for a padded slot. Read from the keys' 32-bit words, not as
+ * one BigInt per key (that conversion was ~11% of an HNSW search at ef 64): ragtrail's keys are rows
+ * below 2^32, so a real key has a zero high word and usearch's padding key (2^64 − 1) does not.
+ */
+export function keyRows(keys: BigUint64Array): Float64Array {
+  const words = new Uint32Array(keys.buffer, keys.byteOffset, keys.length * 2);
+  const rows = new Float64Array(keys.length);
+  for (let i = 0; i < keys.length; i++) rows[i] = words[2 * i + 1 - LOW_WORD] === 0 ? words[2 * i + LOW_WORD]! : -1;
+  return rows;
+}
