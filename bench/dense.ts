@@ -14,6 +14,8 @@
  *          (empty: skip faiss) --js-queries 5 --faiss flat,sq8,hnsw,ivfpq (which anchors; hnsw runs only with --hnsw)
  *          --ef-sweep 64,128,256,384,512,768 (search widths at which every HNSW index, ragtrail's and faiss's, is
  *          searched again: the recall/speed curve, and each one's fastest width at recall ≥ 0.95; '' skips it)
+ *          --hnsw-m 16 --ef-construction 40 (graph parameters, the same for ragtrail's graphs and faiss's)
+ *          --rescore 2 (int8 shortlist re-scored with float32, as a multiple of k)
  * Threads: --threads bounds search and HNSW construction alike, for ragtrail and faiss.
  * Memory: ragtrail's exact flat index holds N × dim float32 in RAM; the run refuses to start when that
  * plus a 3 GiB margin exceeds the memory available (it would push the shared machine into OOM), and
@@ -47,6 +49,9 @@ const { values: args } = parseArgs({
     'js-queries': { type: 'string', default: '5' },
     faiss: { type: 'string', default: 'flat,sq8,hnsw,ivfpq' },
     'ef-sweep': { type: 'string', default: '64,128,256,384,512,768' },
+    'hnsw-m': { type: 'string', default: '16' },
+    'ef-construction': { type: 'string', default: '40' },
+    rescore: { type: 'string', default: '' },
     'exact-child': { type: 'boolean', default: false },
     'reuse-exact': { type: 'boolean', default: false },
   },
@@ -56,6 +61,10 @@ const DIM = Number(args.dim);
 const NQ = Number(args.queries);
 const K = Number(args.k);
 const THREADS = Number(args.threads);
+const HNSW_M = Number(args['hnsw-m']);
+const EF_CONSTRUCTION = Number(args['ef-construction']);
+/** The int8 shortlist as a multiple of k (empty: ragtrail's default, 2); binary keeps its default 40. */
+const RESCORE_INT8 = args.rescore ? Number(args.rescore) : 2;
 const ROOT = resolve(import.meta.dirname, '..');
 const work = join(tmpdir(), 'ragtrail-bench-dense', `${N}x${DIM}`);
 mkdirSync(work, { recursive: true });
@@ -284,7 +293,7 @@ async function main(): Promise<void> {
       name = 'knn';
     }
     console.log(`faiss ${name}: started, load ${loadNow()}`);
-    const out = execFileSync(py, [join(ROOT, 'bench', 'faiss_anchor.py'), join(work, 'vectors.f32'), join(work, 'queries.f32'), String(DIM), String(K), String(THREADS), work, name, efSweep.join(','), String(SWEEP_ROUNDS)], { encoding: 'utf8', maxBuffer: 1 << 26 });
+    const out = execFileSync(py, [join(ROOT, 'bench', 'faiss_anchor.py'), join(work, 'vectors.f32'), join(work, 'queries.f32'), String(DIM), String(K), String(THREADS), work, name, efSweep.join(','), String(SWEEP_ROUNDS), String(HNSW_M), String(EF_CONSTRUCTION)], { encoding: 'utf8', maxBuffer: 1 << 26 });
     for (const line of out.trim().split('\n')) {
       const a = JSON.parse(line) as { name: string; efs?: number; build_s: number; qps_batched: number; qps_unbatched: number; bytes_per_vector: number };
       const raw = readFileSync(join(work, a.efs === undefined ? `faiss-${a.name}.ids` : `faiss-hnsw-ef${a.efs}.ids`));
@@ -294,7 +303,7 @@ async function main(): Promise<void> {
         sweep.push({ name: 'faiss IndexHNSWFlat', ef: a.efs, batched: a.qps_batched, unbatched: a.qps_unbatched, recall: recallAt(hits, truth) });
         continue;
       }
-      const label = { flat: 'IndexFlatIP', knn: 'IndexFlatIP kernel (faiss.knn over the mapped file)', hnsw: 'IndexHNSWFlat (M 16, efC 40, efS 64)', sq8: 'IndexScalarQuantizer SQ8 (flat)', ivfpq: 'IndexIVFPQ (PQ96, nprobe 32)' }[a.name] ?? a.name;
+      const label = { flat: 'IndexFlatIP', knn: 'IndexFlatIP kernel (faiss.knn over the mapped file)', hnsw: `IndexHNSWFlat (M ${HNSW_M}, efC ${EF_CONSTRUCTION}, efS 64)`, sq8: 'IndexScalarQuantizer SQ8 (flat)', ivfpq: 'IndexIVFPQ (PQ96, nprobe 32)' }[a.name] ?? a.name;
       anchors.push({ name: `faiss ${label}`, build: a.build_s, bytesPerVector: a.bytes_per_vector, memory: a.bytes_per_vector * N, batched: a.qps_batched, unbatched: a.qps_unbatched, recall: recallAt(hits, truth) });
       printRow(anchors.at(-1)!);
     }
@@ -315,15 +324,16 @@ async function main(): Promise<void> {
     console.log(`ragtrail ${q} ${hnsw ? 'hnsw' : 'flat'}: started, load ${loadNow()}`);
     const dir = configDir(`${q}-${hnsw ? 'hnsw' : 'flat'}`);
     let t0 = performance.now();
-    const meta = await indexVectors(dir, base, { quantize: q, hnsw, quiet: true, threads: THREADS });
+    const meta = await indexVectors(dir, base, { quantize: q, hnsw, quiet: true, threads: THREADS, connectivity: HNSW_M, expansionAdd: EF_CONSTRUCTION });
     let build = secs(t0);
     t0 = performance.now();
-    const index = await DenseIndex.open(dir, { ...open, mode: hnsw ? 'hnsw' : 'flat' });
+    const rescore = q === 'int8' ? { rescore: RESCORE_INT8 } : {};
+    const index = await DenseIndex.open(dir, { ...open, ...rescore, mode: hnsw ? 'hnsw' : 'flat' });
     build += secs(t0);
     const r = await timeIndex(index, queries, undefined, hnsw ? queries.length : 2);
     const graphBytes = hnsw ? statSync(join(dir, meta.hnsw!.file)).size : 0;
     rows.push({
-      name: `ragtrail ${hnsw ? 'HNSW' : 'flat'} ${q === 'none' ? 'float32' : q}${q === 'none' ? '' : ` + float32 re-scoring (shortlist ${q === 'int8' ? 4 : 40}·k)`}`,
+      name: `ragtrail ${hnsw ? 'HNSW' : 'flat'} ${q === 'none' ? 'float32' : q}${q === 'none' ? '' : ` + float32 re-scoring (shortlist ${q === 'int8' ? RESCORE_INT8 : 40}·k)`}`,
       build,
       bytesPerVector: hnsw ? graphBytes / N : (meta.codes?.bytesPerVector ?? 4 * DIM),
       memory: hnsw ? graphBytes : index.memoryBytes(),
@@ -335,7 +345,7 @@ async function main(): Promise<void> {
     index.close();
     if (hnsw) {
       for (const ef of efSweep) {
-        const wide = await DenseIndex.open(dir, { ...open, mode: 'hnsw', expansion: ef });
+        const wide = await DenseIndex.open(dir, { ...open, ...rescore, mode: 'hnsw', expansion: ef });
         const runs = [];
         for (let r = 0; r < SWEEP_ROUNDS; r++) runs.push(await timeIndex(wide, queries));
         const w = runs[0]!;

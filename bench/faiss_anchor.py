@@ -38,6 +38,8 @@ def main() -> None:
     which = (sys.argv[7] if len(sys.argv) > 7 else "flat,hnsw,ivfpq").split(",")
     sweep = [int(e) for e in sys.argv[8].split(",") if e] if len(sys.argv) > 8 else []
     rounds = int(sys.argv[9]) if len(sys.argv) > 9 else 3
+    hnsw_m = int(sys.argv[10]) if len(sys.argv) > 10 else 16
+    ef_construction = int(sys.argv[11]) if len(sys.argv) > 11 else 40
     dim, k, threads = int(dim), int(k), int(threads)
     faiss.omp_set_num_threads(threads)
     xb = np.memmap(vectors_path, dtype=np.float32, mode="r").reshape(-1, dim)
@@ -50,9 +52,9 @@ def main() -> None:
         elif name == "flat":
             index = faiss.IndexFlatIP(dim)
         elif name == "hnsw":
-            # M = 16 and efConstruction 40 (faiss's default), the same as ragtrail's usearch graph.
-            index = faiss.IndexHNSWFlat(dim, 16, faiss.METRIC_INNER_PRODUCT)
-            index.hnsw.efConstruction = 40
+            # The same M and efConstruction as ragtrail's usearch graph (defaults 16 and 40, faiss's own efConstruction).
+            index = faiss.IndexHNSWFlat(dim, hnsw_m, faiss.METRIC_INNER_PRODUCT)
+            index.hnsw.efConstruction = ef_construction
         elif name == "sq8":
             index = faiss.IndexScalarQuantizer(dim, faiss.ScalarQuantizer.QT_8bit, faiss.METRIC_INNER_PRODUCT)
         elif name == "ivfpq":

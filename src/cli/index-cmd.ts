@@ -21,6 +21,8 @@ interface BuildOpts {
   k1: number;
   b: number;
   hnsw: boolean;
+  hnswM: number;
+  efConstruction: number;
   quantize: Quantization;
   batchSize: number;
   concurrency: number;
@@ -53,6 +55,8 @@ export function registerIndex(program: Command): void {
     .option('--k1 <x>', 'BM25 k1', numberArg(0, 100), 0.9)
     .option('--b <x>', 'BM25 b', numberArg(0, 1), 0.4)
     .option('--hnsw', 'also build an HNSW graph (usearch) for approximate dense search on large corpora', false)
+    .option('--hnsw-m <n>', 'HNSW links per node and layer (M; the bottom layer keeps 2M)', intArg(2, 256), 16)
+    .option('--ef-construction <n>', 'HNSW construction width (faiss efConstruction, usearch expansion_add): wider builds slower and links better (see the README)', intArg(1, 10_000), 40)
     .option('--quantize <q>', 'codes held in memory for dense search: none (float32), int8 (a quarter of the size) or binary (1/32); int8 and binary re-score a shortlist with the float32 vectors on disk', choiceArg(QUANTIZATIONS), 'none')
     .option('--batch-size <n>', 'passages per embedding request', intArg(1, 100_000), 256)
     .option('--concurrency <n>', 'embedding requests in flight at once (keeps a remote server busy)', intArg(1, 1024), 4)
@@ -78,7 +82,7 @@ export function registerIndex(program: Command): void {
         bm25: opts.bm25 ?? false,
         bm25Options: { k1: opts.k1, b: opts.b },
         embedder,
-        dense: { prefixes: { query: opts.queryPrefix, passage: opts.passagePrefix }, batchSize: opts.batchSize, concurrency: opts.concurrency, hnsw: opts.hnsw, quantize: opts.quantize },
+        dense: { prefixes: { query: opts.queryPrefix, passage: opts.passagePrefix }, batchSize: opts.batchSize, concurrency: opts.concurrency, hnsw: opts.hnsw, connectivity: opts.hnswM, expansionAdd: opts.efConstruction, quantize: opts.quantize },
         force: opts.force,
         skipInvalid: opts.skipInvalid,
       });
@@ -107,7 +111,9 @@ export function registerIndex(program: Command): void {
         console.log(`  dense flat search: ${flat.bytesPerVector} bytes per vector, RAM needed ${gib(flat.ramBytes + offsets)} (${flat.where}, plus passage offsets)`);
         if (graph && existsSync(graph)) {
           const bytes = statSync(graph).size;
-          console.log(`  dense HNSW search: ${(bytes / m.passages).toFixed(0)} bytes per vector (${m.dense.hnsw!.vectors === 'int8-codes' ? 'per-dimension int8 codes' : `${m.dense.hnsw!.quantization ?? 'f32'} vectors`} + links), RAM needed ${gib(bytes + offsets)} (the graph, memory-mapped${q === 'none' ? '' : '; float32 re-scoring from disk'})`);
+          const h = m.dense.hnsw!;
+          const what = h.vectors === 'int8-codes' ? 'per-dimension int8 codes' : `${h.quantization ?? 'f32'} vectors`;
+          console.log(`  dense HNSW search: ${(bytes / m.passages).toFixed(0)} bytes per vector (${what} + links; M ${h.connectivity}, efConstruction ${h.expansionAdd ?? 40}), RAM needed ${gib(bytes + offsets)} (the graph, memory-mapped${q === 'none' ? '' : '; float32 re-scoring from disk'})`);
         }
       }
       if (!m.bm25 && !m.dense) throw new InputError(`${dir}: the index has no search structure`, 'rebuild it');

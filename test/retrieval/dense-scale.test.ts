@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { closeSync, mkdirSync, openSync, ftruncateSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, ftruncateSync, readFileSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { corpusFromQuestions, writeCorpus } from '../../src/corpus/corpus.js';
@@ -262,10 +262,10 @@ describe('vector files past 2 GiB (sparse files)', () => {
 
 describe('CLI: --quantize, index info, and the dense search flags', () => {
   /** `index build --dense --quantize q --hnsw` into a fresh folder, then `index info` on it. */
-  function buildWithGraph(q: 'binary' | 'int8', folder: string): { cli: ReturnType<typeof cliRunner>; dir: string; info: string } {
+  function buildWithGraph(q: 'binary' | 'int8', folder: string, ...extra: string[]): { cli: ReturnType<typeof cliRunner>; dir: string; info: string } {
     const cli = cliRunner(tmp.dir);
     const dir = join(tmp.dir, folder);
-    const built = cli.run('index', 'build', '--corpus', join(tmp.dir, 'hotpot.jsonl'), '--out', dir, '--dense', '--embedder', 'hash:256', '--quantize', q, '--hnsw');
+    const built = cli.run('index', 'build', '--corpus', join(tmp.dir, 'hotpot.jsonl'), '--out', dir, '--dense', '--embedder', 'hash:256', '--quantize', q, '--hnsw', ...extra);
     assert.equal(built.status, 0, built.stderr);
     return { cli, dir, info: cli.run('index', 'info', dir).stdout };
   }
@@ -274,7 +274,7 @@ describe('CLI: --quantize, index info, and the dense search flags', () => {
     const { cli, dir, info } = buildWithGraph('binary', 'cli-index');
     assert.match(info, /codes binary/);
     assert.match(info, /dense flat search: 32 bytes per vector/);
-    assert.match(info, /dense HNSW search: \d+ bytes per vector \(b1 vectors \+ links\)/);
+    assert.match(info, /dense HNSW search: \d+ bytes per vector \(b1 vectors \+ links; M 16, efConstruction 40\)/);
     for (const mode of ['flat', 'hnsw']) {
       const r = cli.run('search', '--index', dir, '--retrieval', 'dense', '--dense-mode', mode, '--rescore', '8', '--ef', '128', '--threads', '1', '--k', '3', 'Scott Derrickson director');
       assert.equal(r.status, 0, r.stderr);
@@ -288,9 +288,23 @@ describe('CLI: --quantize, index info, and the dense search flags', () => {
   it('builds int8 codes with an HNSW graph over them, says so in index info, and searches through it', { skip: usearchMissing && 'the optional package usearch is not installed' }, () => {
     const { cli, dir, info } = buildWithGraph('int8', 'cli-index-int8');
     assert.match(info, /dense flat search: 256 bytes per vector/);
-    assert.match(info, /dense HNSW search: \d+ bytes per vector \(per-dimension int8 codes \+ links\)/);
+    assert.match(info, /dense HNSW search: \d+ bytes per vector \(per-dimension int8 codes \+ links; M 16, efConstruction 40\)/);
     const r = cli.run('search', '--index', dir, '--retrieval', 'dense', '--dense-mode', 'hnsw', '--ef', '128', '--threads', '1', '--k', '3', 'Scott Derrickson director');
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /^dense\(hash:256, lexical, hnsw int8\): 3 hits/);
+  });
+
+  it('takes the graph parameters M and efConstruction, records them, and rebuilds the graph when they change', { skip: usearchMissing && 'the optional package usearch is not installed' }, () => {
+    const { cli, dir, info } = buildWithGraph('int8', 'cli-index-m8', '--hnsw-m', '8', '--ef-construction', '24');
+    assert.match(info, /per-dimension int8 codes \+ links; M 8, efConstruction 24\)/);
+    const graph = join(dir, 'dense', 'hnsw.usearch');
+    const small = statSync(graph).size;
+    const again = cli.run('index', 'build', '--corpus', join(tmp.dir, 'hotpot.jsonl'), '--out', dir, '--dense', '--embedder', 'hash:256', '--quantize', 'int8', '--hnsw', '--hnsw-m', '24', '--ef-construction', '24');
+    assert.equal(again.status, 0, again.stderr);
+    assert.match(cli.run('index', 'info', dir).stdout, /M 24, efConstruction 24\)/);
+    assert.ok(statSync(graph).size > small, 'three times the links per node take more bytes');
+    const bad = cli.run('index', 'build', '--corpus', join(tmp.dir, 'hotpot.jsonl'), '--out', dir, '--dense', '--hnsw', '--ef-construction', '0');
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /--ef-construction/);
   });
 });

@@ -66,7 +66,9 @@ export function passageText(p: Passage): string {
 /** True when `meta` already has the codes and graph these options ask for. */
 export function denseMatches(meta: DenseMeta, opts: DenseBuildOptions): boolean {
   const q = opts.quantize ?? 'none';
-  const graphOk = !meta.hnsw || (meta.hnsw.connectivity === (opts.connectivity ?? 16) && (q !== 'int8' || meta.hnsw.vectors === 'int8-codes'));
+  const graphOk =
+    !meta.hnsw ||
+    (meta.hnsw.connectivity === (opts.connectivity ?? 16) && (meta.hnsw.expansionAdd ?? 40) === (opts.expansionAdd ?? 40) && (q !== 'int8' || meta.hnsw.vectors === 'int8-codes'));
   return (meta.quantization ?? 'none') === q && (meta.hnsw !== undefined) === (opts.hnsw ?? false) && graphOk;
 }
 
