@@ -9,6 +9,7 @@ import { DENSE_FORMAT_VERSION, type DenseMeta } from '../../src/retrieval/dense/
 import { DenseIndex, type DenseOpenOptions } from '../../src/retrieval/dense/index.js';
 import { gemmTopKModel, loadOnnxRuntime } from '../../src/retrieval/dense/onnx.js';
 import { codeBytes, encodeBinary, encodeInt8, hammingScan, int8Params, int8Query } from '../../src/retrieval/dense/quantize.js';
+import { keyRows } from '../../src/retrieval/dense/usearch.js';
 import { RowFile } from '../../src/retrieval/dense/vectors.js';
 import { HashedNgramEmbedder } from '../../src/retrieval/embedders/hashed.js';
 import { buildIndex } from '../../src/retrieval/index-dir.js';
@@ -246,7 +247,18 @@ describe('vector files past 2 GiB (sparse files)', () => {
     assert.deepEqual(rows.get(n - 1), vectors[tail - 1]);
     assert.deepEqual(rows.get(n - tail), vectors[0]);
     assert.ok(rows.get(5)!.every((x) => x === 0));
+    // Repeats and neighbours (one read of three rows) land once each; the next call reuses the buffer.
+    const again = file.gatherF32([n - tail + 2, n - tail, n - tail + 1, n - tail, n - tail + 2], dim);
+    assert.deepEqual([...again.keys()], [n - tail, n - tail + 1, n - tail + 2]);
+    assert.deepEqual(again.get(n - tail + 2), vectors[2]);
+    assert.deepEqual(again.get(n - tail + 1), vectors[1]);
     file.close();
+  });
+
+  it('reads usearch keys as rows, its padding key as −1', () => {
+    const keys = BigUint64Array.from([0n, 7n, 21_000_000n, 2n ** 32n - 1n, 0xffffffffffffffffn]);
+    assert.deepEqual([...keyRows(keys)], [0, 7, 21_000_000, 2 ** 32 - 1, -1]);
+    assert.deepEqual([...keyRows(keys.subarray(3))], [2 ** 32 - 1, -1]);
   });
 
   it('searches binary codes and re-scores the shortlist from the float32 rows past 2 GiB', async () => {

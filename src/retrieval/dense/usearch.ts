@@ -78,7 +78,6 @@ export function matchesOf(m: UsearchMatches, query: number, nq: number): { keys:
   return { keys: m.keys.subarray(query * k, query * k + n), distances: m.distances.subarray(query * k, query * k + n) };
 }
 
-
 const LOW_WORD = endianness() === 'LE' ? 0 : 1;
 
 /**
