@@ -188,3 +188,29 @@ describe('BM25 index written before block maxima (format 1 without blockmax.bin)
     assert.throws(() => Bm25Index.open(dir), InputError);
   });
 });
+
+describe('BM25 length normalisation', () => {
+  // The block-max tests above have documents of 3–90 tokens (lengths held in one byte); these need two and four.
+  const cases = [
+    { name: 'two bytes', lens: [2, 300, 2], texts: ['alpha beta', `alpha ${'gamma '.repeat(299)}`, 'beta gamma'] },
+    { name: 'four bytes', lens: [2, 300, 70_000, 2], texts: ['alpha beta', `alpha ${'gamma '.repeat(299)}`, `alpha ${'delta '.repeat(69_999)}`, 'beta gamma'] },
+  ];
+  for (const { name, lens, texts } of cases) {
+    it(`keeps exact norms for documents of up to ${Math.max(...lens)} tokens (lengths in ${name})`, () => {
+      const d = join(tmp.dir, `long-${lens.length}`);
+      const b = new Bm25Builder(d, {});
+      for (const t of texts) b.add(t);
+      b.finish();
+      // Lucene's BM25 by hand (k1 0.9, b 0.4): "alpha" is once in every document but the last.
+      const n = lens.length;
+      const avgdl = lens.reduce((s, x) => s + x, 0) / n;
+      const idf = Math.log(1 + (n - (n - 1) + 0.5) / (n - 1 + 0.5));
+      const want = lens.slice(0, -1).map((len) => idf / (1 + 0.9 * (1 - 0.4 + (0.4 * len) / avgdl)));
+      for (const pruning of ['none', 'block-max'] as const) {
+        const got = Bm25Index.open(d, { pruning }).searchDocs('alpha', 10);
+        assert.deepEqual(got.map((h) => h.doc), want.map((_, doc) => doc), pruning);
+        got.forEach((h, i) => assert.ok(Math.abs(h.score - want[i]!) <= 1e-12 * want[i]!, `${pruning} doc ${h.doc}: ${h.score} vs ${want[i]}`));
+      }
+    });
+  }
+});
