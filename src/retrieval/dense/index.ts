@@ -138,11 +138,7 @@ export class DenseIndex {
    * graphs rank by Hamming distance, older i8 graphs by usearch's own cast).
    */
   private searchHnsw(queries: readonly Float32Array[], n: number): ScoredDoc[][] {
-    const dim = this.meta.dim;
-    const codes = this.meta.hnsw!.vectors === 'int8-codes';
-    const encoded = queries.map((q) => (codes ? int8Query(q, this.params.mid!, this.params.scale!) : { code: q, factor: 1, offset: 0 }));
-    const batch = codes ? new Int8Array(queries.length * dim) : new Float32Array(queries.length * dim);
-    encoded.forEach((e, i) => batch.set(e.code, i * dim));
+    const { encoded, batch } = this.encodeQueries(queries, this.meta.hnsw!.vectors === 'int8-codes');
     const [keys, distances, counts] = this.hnsw!.search(batch, n, this.opts.threads ?? 0);
     const rows = keyRows(keys);
     const binary = this.quantization === 'binary';
@@ -198,23 +194,17 @@ export class DenseIndex {
     }
     // float32 or int8: one dot product per (query, row); int8 scores are t·dot + offset (quantize.ts).
     const int8 = this.quantization === 'int8';
-    const encoded = int8 ? queries.map((q) => int8Query(q, this.params.mid!, this.params.scale!)) : undefined;
+    const { encoded, batch } = this.encodeQueries(queries, int8);
     const usearch = this.usearch;
-    let batch: Float32Array | Int8Array | undefined;
-    if (usearch) {
-      batch = int8 ? new Int8Array(nq * dim) : new Float32Array(nq * dim);
-      queries.forEach((q, i) => batch!.set(int8 ? encoded![i]!.code : q, i * dim));
-    }
     for (const c of this.chunks) {
       const data = int8 ? new Int8Array(c.bytes.buffer, c.bytes.byteOffset, c.rows * dim) : new Float32Array(c.bytes.buffer, c.bytes.byteOffset, c.rows * dim);
       if (usearch) {
-        const m = usearch.exactSearch(data, batch!, dim, Math.min(n, c.rows), 'ip', this.opts.threads ?? 0);
+        const m = usearch.exactSearch(data, batch, dim, Math.min(n, c.rows), 'ip', this.opts.threads ?? 0);
         for (let qi = 0; qi < nq; qi++) {
           const { keys, distances } = matchesOf(m, qi, nq);
           const rows = keyRows(keys);
           const top = tops[qi]!;
-          const f = encoded ? encoded[qi]!.factor : 1;
-          const o = encoded ? encoded[qi]!.offset : 0;
+          const { factor: f, offset: o } = encoded[qi]!;
           for (let i = 0; i < rows.length; i++) {
             const s = (1 - distances[i]!) * f + o;
             if (rows[i]! >= 0 && s > top.threshold) top.push(c.start + rows[i]!, s);
@@ -223,9 +213,7 @@ export class DenseIndex {
         continue;
       }
       for (let qi = 0; qi < nq; qi++) {
-        const q = encoded ? encoded[qi]!.code : queries[qi]!;
-        const f = encoded ? encoded[qi]!.factor : 1;
-        const o = encoded ? encoded[qi]!.offset : 0;
+        const { code: q, factor: f, offset: o } = encoded[qi]!;
         const top = tops[qi]!;
         for (let r = 0, off = 0; r < c.rows; r++, off += dim) {
           let s = 0;
@@ -236,6 +224,19 @@ export class DenseIndex {
       }
     }
     return tops.map((t) => t.sorted());
+  }
+
+  /**
+   * Each query as the scorers take it, and all of them in one array for usearch: int8 codes with the
+   * factor and offset that turn their dot products into scores (quantize.ts), or the float32 query
+   * itself (factor 1, offset 0).
+   */
+  private encodeQueries(queries: readonly Float32Array[], int8: boolean): { encoded: { code: Int8Array | Float32Array; factor: number; offset: number }[]; batch: Int8Array | Float32Array } {
+    const dim = this.meta.dim;
+    const encoded = queries.map((q) => (int8 ? int8Query(q, this.params.mid!, this.params.scale!) : { code: q, factor: 1, offset: 0 }));
+    const batch = int8 ? new Int8Array(queries.length * dim) : new Float32Array(queries.length * dim);
+    encoded.forEach((e, i) => batch.set(e.code, i * dim));
+    return { encoded, batch };
   }
 
   /** Exact float32 scores for each query's shortlist, rows read from disk; the best k. */
