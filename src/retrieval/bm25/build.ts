@@ -74,6 +74,14 @@ export interface Bm25Params {
 
 export const DEFAULT_BM25: Bm25Params = { k1: 0.9, b: 0.4 };
 
+/**
+ * A document's length normalisation in Lucene's BM25, k1·(1 − b + b·|d|/avgdl). The builder's bounds
+ * and the reader's scores both come from this one expression, so they agree to the bit.
+ */
+export function lengthNorm(len: number, k1: number, b: number, avgdl: number): number {
+  return k1 * (1 - b + (b * len) / avgdl);
+}
+
 export interface Bm25Meta extends Bm25Params {
   format: 'ragtrail-bm25';
   version: number;
@@ -254,7 +262,7 @@ export class Bm25Builder {
     const { k1, b } = this.params;
     const avgdl = this.nDocs > 0 ? this.totalLen / this.nDocs : 1;
     const norms = new Float64Array(this.nDocs);
-    for (let d = 0; d < this.nDocs; d++) norms[d] = k1 * (1 - b + (b * this.docLen[d]!) / avgdl);
+    for (let d = 0; d < this.nDocs; d++) norms[d] = lengthNorm(this.docLen[d]!, k1, b, avgdl);
     const offsets = new Float64Array(v + 1);
     // Upper bound of tf / (tf + norm) over each term's postings, for MaxScore pruning at query time.
     const maxImpact = new Float32Array(v);

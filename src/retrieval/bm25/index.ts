@@ -47,7 +47,7 @@ import { InputError } from '../../core/errors.js';
 import { Analyzer, ENGLISH_STOP_WORDS } from '../analyzer.js';
 import { TopK } from '../topk.js';
 import type { ScoredDoc } from '../types.js';
-import { BM25_FORMAT_VERSION, type Bm25Meta, type Bm25Params, SKIP_BLOCK } from './build.js';
+import { BM25_FORMAT_VERSION, type Bm25Meta, type Bm25Params, lengthNorm, SKIP_BLOCK } from './build.js';
 
 const NO_MORE_DOCS = 0x7fffffff;
 /** log2(SKIP_BLOCK): a posting's block is its index shifted right by this. */
@@ -227,11 +227,10 @@ class Cursor {
 }
 
 /**
- * Each document's length normalisation k1·(1 − b + b·|d|/avgdl), computed per candidate from its
- * length held in the narrowest integer array that fits (1–2 bytes per passage). A float64 per
- * document (8 MiB at 1M passages, 168 MiB at 21M) missed the cache on nearly every candidate: that
- * load was ~40% of a query's time at 1M. The expression is the one the builder uses, so scores are
- * unchanged to the bit.
+ * Each document's length normalisation (lengthNorm), computed per candidate from its length held in
+ * the narrowest integer array that fits (1–2 bytes per passage). A float64 per document (8 MiB at 1M
+ * passages, 168 MiB at 21M) missed the cache on nearly every candidate: that load was ~40% of a
+ * query's time at 1M. The builder's bounds come from the same function, so they hold to the bit.
  */
 class DocNorms {
   private readonly lens: Uint8Array | Uint16Array | Uint32Array;
@@ -247,7 +246,7 @@ class DocNorms {
   }
 
   of(doc: number): number {
-    return this.k1 * (1 - this.b + (this.b * this.lens[doc]!) / this.avgdl);
+    return lengthNorm(this.lens[doc]!, this.k1, this.b, this.avgdl);
   }
 
   get byteLength(): number {
