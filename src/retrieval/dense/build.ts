@@ -214,7 +214,7 @@ async function buildSearchStructures(dir: string, meta: DenseMeta, opts: DenseBu
       // int8 graphs are fed the rows of codes.i8 just written; the others the float32 vectors.
       const codes = q === 'int8' ? new RowFile(join(dir, 'codes.i8'), dim, n) : undefined;
       try {
-        await buildHnsw(dir, codes ?? file, dim, { connectivity, expansionAdd, quantization, centre, codes: codes !== undefined, threads: opts.threads ?? 0 }, opts.quiet);
+        await buildHnsw(dir, codes ?? file, dim, { connectivity, expansionAdd, quantization, centre, threads: opts.threads ?? 0 }, opts.quiet);
       } finally {
         codes?.close();
       }
@@ -238,7 +238,7 @@ function writeCodes(dir: string, name: string, file: RowFile, dim: number, encod
 
 /**
  * Adds the rows of `source` to a usearch HNSW graph window by window and saves it. int8 graphs get
- * ragtrail's per-dimension codes (`codes`: source is codes.i8), passed as they are through usearch's native
+ * ragtrail's per-dimension codes (source is codes.i8), passed as they are through usearch's native
  * binding (usearch.ts): usearch's own cast of float32 input to i8 (x · 127 / ‖x‖) keeps ~4 bits of
  * a 768-dim unit vector, and at 200k × 768 its graph's top 10 reached recall 0.82 at ef 512 where
  * these codes reach 0.94 (and the search ran faster). The graph's metric is then the codes' inner product, which ranks like the true
@@ -250,7 +250,7 @@ async function buildHnsw(
   dir: string,
   source: RowFile,
   dim: number,
-  o: { connectivity: number; expansionAdd: number; quantization: 'f32' | 'i8' | 'b1'; centre?: Float32Array; codes: boolean; threads: number },
+  o: { connectivity: number; expansionAdd: number; quantization: 'f32' | 'i8' | 'b1'; centre?: Float32Array; threads: number },
   quiet?: boolean,
 ): Promise<void> {
   const Graph = await loadUsearchGraph('an HNSW graph');
@@ -262,7 +262,7 @@ async function buildHnsw(
   const perCall = Math.max(1, Math.floor((64 * 2 ** 20) / (4 * dim)));
   for (const { start, rows, bytes } of source.windows(perCall * source.rowBytes)) {
     let vectors: Float32Array | Int8Array;
-    if (o.codes) vectors = new Int8Array(bytes.buffer, bytes.byteOffset, rows * dim);
+    if (o.quantization === 'i8') vectors = new Int8Array(bytes.buffer, bytes.byteOffset, rows * dim);
     else {
       vectors = new Float32Array(bytes.buffer, bytes.byteOffset, rows * dim);
       if (o.centre) for (let i = 0; i < rows * dim; i++) vectors[i]! -= o.centre[i % dim]!;
