@@ -8,7 +8,9 @@ process (so the peak RSS is that engine's), and runs the bench's queries on one 
           b 0.4), an on-disk database without positions; queries one at a time (no batch API).
 Both get ragtrail's analysis: lowercase ASCII letter/digit runs (the synthetic text has no other
 characters), Lucene's 33 stop words dropped, the original Porter stemmer; title and text as one field.
-Usage: python bm25_anchor.py ENGINE CORPUS.jsonl QUERIES.json RAGTRAIL_HITS.json|- N WORKDIR
+Usage: python bm25_anchor.py ENGINE CORPUS.jsonl QUERIES.json RAGTRAIL_HITS.json|- N WORKDIR [PASSES]
+Each speed is the median of PASSES (default 3) timed passes over all the queries; every pass is
+printed to stderr.
 Prints one JSON object: build_s (analysis + indexing), peak_rss_bytes, disk_bytes, qps_single,
 qps_batched, recall10 (the query's source passage in the top 10), overlap10 (top-10 ids shared with
 ragtrail's, averaged over queries; null without ragtrail's hits).
@@ -58,12 +60,27 @@ def folder_bytes(d):
     return sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(d) for f in fs)
 
 
+PASSES = 3  # timed passes over the queries; the median is reported (argv[7], as the bench's --passes)
+
+
+def median_rate(count, timed):
+    """Median queries/s over PASSES calls of timed(), which runs `count` queries and returns its result."""
+    rates, out = [], None
+    for _ in range(PASSES):
+        t0 = time.perf_counter()
+        out = timed()
+        rates.append(count / (time.perf_counter() - t0))
+    rates.sort()
+    m = len(rates) // 2
+    return (rates[m] if len(rates) % 2 else (rates[m - 1] + rates[m]) / 2), rates, out
+
+
 def time_single(search, queries):
     for q in queries[:20]:  # warm-up (numba compiles on first call)
         search(q)
-    t0 = time.perf_counter()
-    hits = [search(q) for q in queries]
-    return len(queries) / (time.perf_counter() - t0), hits
+    qps, rates, hits = median_rate(len(queries), lambda: [search(q) for q in queries])
+    print(f"one by one, {len(rates)} passes: " + ", ".join(f"{r:.0f}" for r in rates) + " q/s", file=sys.stderr)
+    return qps, hits
 
 
 def run_bm25s(corpus, n, queries, workdir):
@@ -89,9 +106,8 @@ def run_bm25s(corpus, n, queries, workdir):
 
     qps_single, hits = time_single(search, q_ids)
     retriever.retrieve(q_ids[:20], k=10, n_threads=1, show_progress=False)
-    t0 = time.perf_counter()
-    docs, _ = retriever.retrieve(q_ids, k=10, n_threads=1, show_progress=False)
-    qps_batched = len(q_ids) / (time.perf_counter() - t0)
+    qps_batched, rates, _ = median_rate(len(q_ids), lambda: retriever.retrieve(q_ids, k=10, n_threads=1, show_progress=False))
+    print(f"batched, {len(rates)} passes: " + ", ".join(f"{r:.0f}" for r in rates) + " q/s", file=sys.stderr)
     save = os.path.join(workdir, "bm25s-index")
     shutil.rmtree(save, ignore_errors=True)
     retriever.save(save)
@@ -146,8 +162,11 @@ def run_xapian(corpus, n, queries, workdir):
 
 
 def main():
+    global PASSES
     engine, corpus, queries_path, hits_path, n, workdir = sys.argv[1:7]
     n = int(n)
+    if len(sys.argv) > 7:
+        PASSES = int(sys.argv[7])
     with open(queries_path, encoding="utf-8") as f:
         qs = json.load(f)
     queries = [q["query"] for q in qs]
