@@ -16,6 +16,8 @@
  *          searched again: the recall/speed curve, and each one's fastest width at recall ≥ 0.95; '' skips it)
  *          --hnsw-m 16 --ef-construction 40 (graph parameters, the same for ragtrail's graphs and faiss's)
  *          --rescore 2 (int8 shortlist re-scored with float32, as a multiple of k)
+ *          --floats-in-memory (ragtrail's int8/binary indexes hold the float32 rows they re-score from in RAM,
+ *          as faiss's IndexHNSWFlat holds its vectors, instead of reading them from disk per query)
  * Threads: --threads bounds search and HNSW construction alike, for ragtrail and faiss.
  * Memory: ragtrail's exact flat index holds N × dim float32 in RAM; the run refuses to start when that
  * plus a 3 GiB margin exceeds the memory available (it would push the shared machine into OOM), and
@@ -52,6 +54,7 @@ const { values: args } = parseArgs({
     'hnsw-m': { type: 'string', default: '16' },
     'ef-construction': { type: 'string', default: '40' },
     rescore: { type: 'string', default: '' },
+    'floats-in-memory': { type: 'boolean', default: false },
     'exact-child': { type: 'boolean', default: false },
     'reuse-exact': { type: 'boolean', default: false },
   },
@@ -65,6 +68,7 @@ const HNSW_M = Number(args['hnsw-m']);
 const EF_CONSTRUCTION = Number(args['ef-construction']);
 /** The int8 shortlist as a multiple of k (empty: ragtrail's default, 2); binary keeps its default 40. */
 const RESCORE_INT8 = args.rescore ? Number(args.rescore) : 2;
+const FLOATS_IN_MEMORY = args['floats-in-memory'];
 const ROOT = resolve(import.meta.dirname, '..');
 const work = join(tmpdir(), 'ragtrail-bench-dense', `${N}x${DIM}`);
 mkdirSync(work, { recursive: true });
@@ -327,16 +331,17 @@ async function main(): Promise<void> {
     const meta = await indexVectors(dir, base, { quantize: q, hnsw, quiet: true, threads: THREADS, connectivity: HNSW_M, expansionAdd: EF_CONSTRUCTION });
     let build = secs(t0);
     t0 = performance.now();
-    const rescore = q === 'int8' ? { rescore: RESCORE_INT8 } : {};
+    const rescore = { ...(q === 'int8' ? { rescore: RESCORE_INT8 } : {}), floatsInMemory: FLOATS_IN_MEMORY };
     const index = await DenseIndex.open(dir, { ...open, ...rescore, mode: hnsw ? 'hnsw' : 'flat' });
     build += secs(t0);
     const r = await timeIndex(index, queries, undefined, hnsw ? queries.length : 2);
     const graphBytes = hnsw ? statSync(join(dir, meta.hnsw!.file)).size : 0;
     rows.push({
-      name: `ragtrail ${hnsw ? 'HNSW' : 'flat'} ${q === 'none' ? 'float32' : q}${q === 'none' ? '' : ` + float32 re-scoring (shortlist ${q === 'int8' ? RESCORE_INT8 : 40}·k)`}`,
+      name: `ragtrail ${hnsw ? 'HNSW' : 'flat'} ${q === 'none' ? 'float32' : q}${q === 'none' ? '' : ` + float32 re-scoring (shortlist ${q === 'int8' ? RESCORE_INT8 : 40}·k${FLOATS_IN_MEMORY ? ', rows in RAM' : ''})`}`,
       build,
-      bytesPerVector: hnsw ? graphBytes / N : (meta.codes?.bytesPerVector ?? 4 * DIM),
-      memory: hnsw ? graphBytes : index.memoryBytes(),
+      // Rows held for re-scoring (--floats-in-memory) count in both.
+      bytesPerVector: (hnsw ? graphBytes / N : (meta.codes?.bytesPerVector ?? 4 * DIM)) + (FLOATS_IN_MEMORY && q !== 'none' ? 4 * DIM : 0),
+      memory: (hnsw ? graphBytes : 0) + index.memoryBytes(),
       batched: r.batched,
       unbatched: r.unbatched,
       recall: recallAt(r.hits.map((l) => l.map((h) => h.doc)), truth),

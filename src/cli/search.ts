@@ -16,6 +16,7 @@ interface SearchOpts {
   apiKey?: string;
   denseMode?: 'flat' | 'hnsw';
   rescore?: number;
+  floatsInMemory?: boolean;
   ef?: number;
   threads?: number;
 }
@@ -37,6 +38,7 @@ export function registerSearch(program: Command): void {
     .option('--api-key <key>', 'API key for an openai: embedder (default: $OPENAI_API_KEY)')
     .option('--dense-mode <m>', 'dense search: flat (every code scored) or hnsw; default hnsw when the index has a graph', choiceArg(['flat', 'hnsw'] as const))
     .option('--rescore <x>', 'int8/binary codes: shortlist re-scored with float32, as a multiple of k (default 2 for int8, 40 for binary)', intArg(1, 10_000))
+    .option('--floats-in-memory', 'int8/binary codes: hold the float32 rows that re-score the shortlist in memory (N × dim × 4 bytes) instead of reading them from disk per query')
     .option('--ef <n>', 'HNSW search width (default max(64, shortlist))', intArg(1, 100_000))
     .option('--threads <n>', 'threads for dense search (default: all cores)', intArg(0, 1024))
     .action(async (query: string | undefined, opts: SearchOpts) => {
@@ -47,7 +49,7 @@ export function registerSearch(program: Command): void {
         token: opts.token,
         embedderOptions: { apiKey: opts.apiKey },
         denseMode: opts.denseMode,
-        dense: { rescore: opts.rescore, expansion: opts.ef, threads: opts.threads },
+        dense: { rescore: opts.rescore, floatsInMemory: opts.floatsInMemory, expansion: opts.ef, threads: opts.threads },
       });
       try {
         if (query !== undefined) {

@@ -128,6 +128,32 @@ describe('quantized search against exact search on a fixed set (HotpotQA passage
     return same / (10 * qs.length);
   }
 
+  it('float32 rows held in memory re-score exactly as rows read from disk, flat and HNSW, and count in memoryBytes', async () => {
+    for (const hnsw of usearchMissing ? [false] : [false, true]) {
+      await buildIndex(join(tmp.dir, 'hotpot.jsonl'), dir, { embedder: e, dense: { quantize: 'int8', hnsw, threads: 1 }, quiet: true });
+      const mode = hnsw ? 'hnsw' : 'flat';
+      const [disk, held] = [await DenseIndex.open(join(dir, 'dense'), { mode }), await DenseIndex.open(join(dir, 'dense'), { mode, floatsInMemory: true })];
+      const meta = JSON.parse(readFileSync(join(dir, 'dense', 'meta.json'), 'utf8')) as DenseMeta;
+      // The held rows are the float32 file, N × dim × 4 bytes, on top of the flat scan's int8 codes.
+      assert.equal(held.memoryBytes() - disk.memoryBytes(), meta.n * meta.dim * 4, mode);
+      const qs = questions.slice(0, 20).map((q) => e.embedOne(q.question));
+      assert.deepEqual(await held.searchBatch(qs, 10), await disk.searchBatch(qs, 10), mode);
+      for (const q of qs.slice(0, 5)) assert.deepEqual(await held.search(q, 10), await disk.search(q, 10), mode);
+      disk.close();
+      held.close();
+    }
+    // Rows from held chunks of three rows each (the last one partial) equal the rows read from disk.
+    const meta = JSON.parse(readFileSync(join(dir, 'dense', 'meta.json'), 'utf8')) as DenseMeta;
+    const file = new RowFile(join(dir, 'dense', 'vectors.f32'), meta.dim * 4, meta.n);
+    const ids = [meta.n - 1, 0, 2, 3, 3, 7, meta.n - 2];
+    const fromDisk = new Map([...file.gatherF32(ids, meta.dim)].map(([id, v]) => [id, Float32Array.from(v)]));
+    assert.equal(file.hold(3 * meta.dim * 4 + 5), meta.n * meta.dim * 4);
+    const fromMemory = file.gatherF32(ids, meta.dim);
+    assert.deepEqual(new Set(fromMemory.keys()), new Set(ids));
+    for (const id of ids) assert.deepEqual(fromMemory.get(id), fromDisk.get(id), `row ${id}`);
+    file.close();
+  });
+
   it('an int8 graph holds codes.i8\'s codes: searched at full width it ranks like the flat int8 scan', { skip: usearchMissing && 'the optional package usearch is not installed' }, async () => {
     await buildIndex(join(tmp.dir, 'hotpot.jsonl'), dir, { embedder: e, dense: { quantize: 'int8', hnsw: true, threads: 1 }, quiet: true });
     const meta = JSON.parse(readFileSync(join(dir, 'dense', 'meta.json'), 'utf8')) as DenseMeta;
@@ -304,6 +330,10 @@ describe('CLI: --quantize, index info, and the dense search flags', () => {
     const r = cli.run('search', '--index', dir, '--retrieval', 'dense', '--dense-mode', 'hnsw', '--ef', '128', '--threads', '1', '--k', '3', 'Scott Derrickson director');
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /^dense\(hash:256, lexical, hnsw int8\): 3 hits/);
+    // The float32 rows held in memory re-score to the same hits and scores.
+    const held = cli.run('search', '--index', dir, '--retrieval', 'dense', '--dense-mode', 'hnsw', '--ef', '128', '--threads', '1', '--k', '3', '--floats-in-memory', 'Scott Derrickson director');
+    assert.equal(held.status, 0, held.stderr);
+    assert.equal(held.stdout, r.stdout);
   });
 
   it('takes the graph parameters M and efConstruction, records them, and rebuilds the graph when they change', { skip: usearchMissing && 'the optional package usearch is not installed' }, () => {

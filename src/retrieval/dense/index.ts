@@ -31,6 +31,12 @@ export interface DenseOpenOptions {
   rescore?: number;
   /** HNSW search width (usearch expansion_search, faiss efSearch); default max(64, shortlist). */
   expansion?: number;
+  /**
+   * Hold the float32 rows that re-score a quantized shortlist in memory (N × dim × 4 bytes, as faiss's
+   * IndexHNSWFlat holds them) instead of reading each from disk per query. Default false: int8 and
+   * binary indexes exist to serve collections whose float32 vectors do not fit in RAM.
+   */
+  floatsInMemory?: boolean;
   /** Threads for usearch and ONNX Runtime (0: all cores, their default). */
   threads?: number;
   /** Flat scoring: a GEMM in ONNX Runtime (float32 only; the default when installed), usearch's SIMD
@@ -76,6 +82,7 @@ export class DenseIndex {
     const quantization = meta.quantization ?? 'none';
     const useHnsw = mode === 'hnsw' || (mode === 'auto' && meta.hnsw !== undefined);
     const floats = quantization !== 'none' || !useHnsw ? new RowFile(join(dir, 'vectors.f32'), 4 * meta.dim, meta.n) : undefined;
+    if (opts.floatsInMemory && quantization !== 'none') floats!.hold();
     const quant = existsSync(join(dir, 'quant.json')) ? (JSON.parse(readFileSync(join(dir, 'quant.json'), 'utf8')) as { mid?: number[]; scale?: number[] }) : {};
     const params = { mid: quant.mid && Float32Array.from(quant.mid), scale: quant.scale && Float32Array.from(quant.scale) };
     if (useHnsw) {
@@ -252,9 +259,9 @@ export class DenseIndex {
     });
   }
 
-  /** Bytes this index holds in memory (codes or float32 chunks; the HNSW file is mapped instead). */
+  /** Bytes this index holds in memory (codes or float32 chunks, float32 rows held for re-scoring; the HNSW file is mapped instead). */
   memoryBytes(): number {
-    return this.chunks.reduce((s, c) => s + c.bytes.byteLength, 0);
+    return this.chunks.reduce((s, c) => s + c.bytes.byteLength, 0) + (this.quantization === 'none' ? 0 : (this.floats?.heldBytes ?? 0));
   }
 
   close(): void {

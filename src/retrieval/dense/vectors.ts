@@ -30,6 +30,8 @@ export class RowFile {
   private readonly fd: number;
   readonly rows: number;
   private scratch = new Uint8Array(0);
+  /** The whole file in memory (see hold), with the rows per chunk. */
+  private held?: { chunks: Chunk[]; per: number };
 
   constructor(
     readonly path: string,
@@ -86,12 +88,36 @@ export class RowFile {
   }
 
   /**
+   * Loads the whole file into memory, so gatherF32 takes views of it instead of reading from disk: the
+   * ~20 positioned reads of an int8 HNSW search's shortlist were ~13% of a one-query search at 200k.
+   * Returns the bytes now held.
+   */
+  hold(chunkBytes = CHUNK_BYTES): number {
+    if (!this.held) this.held = { chunks: this.loadChunks(chunkBytes), per: Math.max(1, Math.floor(chunkBytes / this.rowBytes)) };
+    return this.heldBytes;
+  }
+
+  get heldBytes(): number {
+    return this.held ? this.held.chunks.reduce((s, c) => s + c.bytes.byteLength, 0) : 0;
+  }
+
+  /**
    * Reads the given rows (any order, duplicates allowed) as float32 vectors of `dim`; rows are
    * visited in file order and neighbours are read together. They land in one scratch buffer kept
    * between calls (a fresh 24 MiB buffer per batch cost more in page faults than the reads: 7 against
-   * 2 µs per row), so the returned views hold only until the next call.
+   * 2 µs per row), so the returned views hold only until the next call. Rows held in memory (hold)
+   * are returned as views of it, not read.
    */
   gatherF32(docs: readonly number[], dim: number): Map<number, Float32Array> {
+    if (this.held) {
+      const { chunks, per } = this.held;
+      const out = new Map<number, Float32Array>();
+      for (const id of docs) {
+        const c = chunks[Math.floor(id / per)]!;
+        out.set(id, new Float32Array(c.bytes.buffer, c.bytes.byteOffset + (id - c.start) * this.rowBytes, dim));
+      }
+      return out;
+    }
     const ids = Float64Array.from(docs).sort();
     let unique = 0;
     for (const id of ids) if (unique === 0 || id !== ids[unique - 1]) ids[unique++] = id;
