@@ -48,8 +48,11 @@ import { Analyzer, ENGLISH_STOP_WORDS } from '../analyzer.js';
 import { TopK } from '../topk.js';
 import type { ScoredDoc } from '../types.js';
 import { BM25_FORMAT_VERSION, type Bm25Meta, type Bm25Params, lengthNorm, SKIP_BLOCK } from './build.js';
+import { readUint } from './bytes.js';
 
 const NO_MORE_DOCS = 0x7fffffff;
+/** Read position shared by the cursors' varint decoding (readUint): one typed-array slot, nothing allocated per posting. */
+const at = new Int32Array(1);
 /** log2(SKIP_BLOCK): a posting's block is its index shifted right by this. */
 const SKIP_SHIFT = 31 - Math.clz32(SKIP_BLOCK);
 if (1 << SKIP_SHIFT !== SKIP_BLOCK) throw new Error('SKIP_BLOCK must be a power of two');
@@ -145,22 +148,11 @@ class Cursor {
       this.load(this.origin + this.pos, this.window);
     }
     const b = this.bytes;
-    let p = this.pos;
-    let byte = b[p++]!;
-    let gap = byte & 0x7f;
-    for (let shift = 7; byte & 0x80; shift += 7) {
-      byte = b[p++]!;
-      gap |= (byte & 0x7f) << shift;
-    }
-    byte = b[p++]!;
-    let tf = byte & 0x7f;
-    for (let shift = 7; byte & 0x80; shift += 7) {
-      byte = b[p++]!;
-      tf |= (byte & 0x7f) << shift;
-    }
-    this.pos = p;
+    at[0] = this.pos;
+    const gap = readUint(b, at);
+    this.tf = readUint(b, at);
+    this.pos = at[0]!;
     this.doc = (this.index === 0 ? 0 : this.doc) + gap;
-    this.tf = tf;
   }
 
   /** Block of the current posting (the last block once the list is exhausted). */
@@ -230,7 +222,7 @@ class Cursor {
     // query decodes are decoded here, walking a block up to a probed candidate.
     const b = this.bytes;
     const df = this.df;
-    let p = this.pos;
+    at[0] = this.pos;
     let index = this.index;
     let doc = this.doc;
     let tf = 0;
@@ -239,22 +231,11 @@ class Cursor {
         doc = NO_MORE_DOCS;
         break;
       }
-      let byte = b[p++]!;
-      let gap = byte & 0x7f;
-      for (let shift = 7; byte & 0x80; shift += 7) {
-        byte = b[p++]!;
-        gap |= (byte & 0x7f) << shift;
-      }
-      byte = b[p++]!;
-      tf = byte & 0x7f;
-      for (let shift = 7; byte & 0x80; shift += 7) {
-        byte = b[p++]!;
-        tf |= (byte & 0x7f) << shift;
-      }
-      doc = (index === 0 ? 0 : doc) + gap;
+      doc = (index === 0 ? 0 : doc) + readUint(b, at);
+      tf = readUint(b, at);
       if (doc >= target) break;
     }
-    this.pos = p;
+    this.pos = at[0]!;
     this.index = index;
     this.doc = doc;
     this.tf = tf;
