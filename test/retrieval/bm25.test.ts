@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { closeSync, copyFileSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { Analyzer } from '../../src/retrieval/analyzer.js';
@@ -131,9 +131,27 @@ describe('BM25 MaxScore pruning with skip pointers', () => {
   const b = new Bm25Builder(dir, { runPostings: 10_000 });
   for (const d of docs) b.add(d);
   b.finish();
+  // The same index with its postings moved past 2 GiB (a sparse file): held in memory, the cursors'
+  // positions are offsets into that one buffer, as in a 21M-passage index (2.65 GiB of postings).
+  const far = join(tmp.dir, 'zipf-far');
+  const shift = 2 ** 31 + 1000;
+  mkdirSync(far, { recursive: true });
+  for (const f of readdirSync(dir)) if (f !== 'postings.bin' && f !== 'postings.off') copyFileSync(join(dir, f), join(far, f));
+  const postings = readFileSync(join(dir, 'postings.bin'));
+  const fd = openSync(join(far, 'postings.bin'), 'w');
+  ftruncateSync(fd, shift);
+  writeSync(fd, postings, 0, postings.length, shift);
+  closeSync(fd);
+  const off = new Float64Array(new Uint8Array(readFileSync(join(dir, 'postings.off'))).buffer);
+  writeFileSync(join(far, 'postings.off'), new Uint8Array(off.map((x) => x + shift).buffer));
 
   for (const [label, open] of [
     ['in memory', () => Bm25Index.open(dir)],
+    ['in memory, postings past 2 GiB', () => {
+      const index = Bm25Index.open(far, { maxPostingsInMemory: 2 ** 32 - 1 });
+      assert.ok(index.postingsInMemory);
+      return index;
+    }],
     ['postings on disk', () => Bm25Index.open(dir, { maxPostingsInMemory: 0 })],
     ['postings on disk, read 64 bytes at a time', () => Bm25Index.open(dir, { maxPostingsInMemory: 0, readWindow: 64 })],
   ] as const) {

@@ -107,18 +107,3 @@ export class VarintReader {
     closeSync(this.fd);
   }
 }
-
-/** Decodes one varint at `pos` of `b`; returns the value and writes the next position into `at[0]`. */
-export function readUint(b: Uint8Array, at: Int32Array): number {
-  let p = at[0] as number;
-  let byte = b[p++] as number;
-  let v = byte & 0x7f;
-  let shift = 7;
-  while (byte & 0x80) {
-    byte = b[p++] as number;
-    v |= (byte & 0x7f) << shift;
-    shift += 7;
-  }
-  at[0] = p;
-  return v >>> 0;
-}

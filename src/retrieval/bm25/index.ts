@@ -48,11 +48,8 @@ import { Analyzer, ENGLISH_STOP_WORDS } from '../analyzer.js';
 import { TopK } from '../topk.js';
 import type { ScoredDoc } from '../types.js';
 import { BM25_FORMAT_VERSION, type Bm25Meta, type Bm25Params, lengthNorm, SKIP_BLOCK } from './build.js';
-import { readUint } from './bytes.js';
 
 const NO_MORE_DOCS = 0x7fffffff;
-/** Read position shared by the cursors' varint decoding (readUint): one typed-array slot, nothing allocated per posting. */
-const at = new Int32Array(1);
 /** log2(SKIP_BLOCK): a posting's block is its index shifted right by this. */
 const SKIP_SHIFT = 31 - Math.clz32(SKIP_BLOCK);
 if (1 << SKIP_SHIFT !== SKIP_BLOCK) throw new Error('SKIP_BLOCK must be a power of two');
@@ -139,20 +136,53 @@ class Cursor {
     this.pos = 0;
   }
 
+  /** The next posting (documents strictly increase within a term, so walking to doc + 1 decodes one). */
   next(): void {
-    if (++this.index >= this.df) {
-      this.doc = NO_MORE_DOCS;
-      return;
+    this.walk(this.doc + 1);
+  }
+
+  /**
+   * Decodes postings from the current position until one has doc ≥ target (or the list ends). The
+   * cursor's fields are held in locals and stored back once: a probe walks up to 32 postings of a
+   * block this way, about half of all the postings a query decodes. On disk, the window is refilled
+   * when the next posting could run past it.
+   */
+  private walk(target: number): void {
+    const df = this.df;
+    let b = this.bytes;
+    let p = this.pos;
+    let index = this.index;
+    let doc = this.doc;
+    let tf = this.tf;
+    for (;;) {
+      if (++index >= df) {
+        doc = NO_MORE_DOCS;
+        break;
+      }
+      if (this.fd >= 0 && p + MAX_POSTING_BYTES > this.valid && this.origin + this.valid < this.termLength) {
+        this.load(this.origin + p, this.window);
+        b = this.bytes;
+        p = 0;
+      }
+      let byte = b[p++]!;
+      let gap = byte & 0x7f;
+      for (let shift = 7; byte & 0x80; shift += 7) {
+        byte = b[p++]!;
+        gap |= (byte & 0x7f) << shift;
+      }
+      byte = b[p++]!;
+      tf = byte & 0x7f;
+      for (let shift = 7; byte & 0x80; shift += 7) {
+        byte = b[p++]!;
+        tf |= (byte & 0x7f) << shift;
+      }
+      doc = (index === 0 ? 0 : doc) + gap;
+      if (doc >= target) break;
     }
-    if (this.fd >= 0 && this.pos + MAX_POSTING_BYTES > this.valid && this.origin + this.valid < this.termLength) {
-      this.load(this.origin + this.pos, this.window);
-    }
-    const b = this.bytes;
-    at[0] = this.pos;
-    const gap = readUint(b, at);
-    this.tf = readUint(b, at);
-    this.pos = at[0]!;
-    this.doc = (this.index === 0 ? 0 : this.doc) + gap;
+    this.pos = p;
+    this.index = index;
+    this.doc = doc;
+    this.tf = tf;
   }
 
   /** Block of the current posting (the last block once the list is exhausted). */
@@ -213,32 +243,7 @@ class Cursor {
       this.doc = this.skipDocs[e]!;
       this.index = j * SKIP_BLOCK - 1;
     }
-    if (this.fd >= 0) {
-      do this.next();
-      while (this.doc < target);
-      return;
-    }
-    // In memory: the same decoding as next(), on locals, stored back once. About half the postings a
-    // query decodes are decoded here, walking a block up to a probed candidate.
-    const b = this.bytes;
-    const df = this.df;
-    at[0] = this.pos;
-    let index = this.index;
-    let doc = this.doc;
-    let tf = 0;
-    for (;;) {
-      if (++index >= df) {
-        doc = NO_MORE_DOCS;
-        break;
-      }
-      doc = (index === 0 ? 0 : doc) + readUint(b, at);
-      tf = readUint(b, at);
-      if (doc >= target) break;
-    }
-    this.pos = at[0]!;
-    this.index = index;
-    this.doc = doc;
-    this.tf = tf;
+    this.walk(target);
   }
 }
 
