@@ -141,5 +141,6 @@ export class RowFile {
 
   close(): void {
     closeSync(this.fd);
+    this.held = undefined; // held rows go with the file, not with the last reference to it
   }
 }
