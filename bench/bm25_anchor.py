@@ -20,6 +20,7 @@ import os
 import re
 import resource
 import shutil
+import statistics
 import sys
 import time
 
@@ -70,9 +71,7 @@ def median_rate(count, timed):
         t0 = time.perf_counter()
         out = timed()
         rates.append(count / (time.perf_counter() - t0))
-    rates.sort()
-    m = len(rates) // 2
-    return (rates[m] if len(rates) % 2 else (rates[m - 1] + rates[m]) / 2), rates, out
+    return statistics.median(rates), rates, out
 
 
 def time_single(search, queries):

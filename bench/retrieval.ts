@@ -37,6 +37,7 @@ import { createEmbedder } from '../src/retrieval/embedders/embedder.js';
 import { buildIndex, openRetriever } from '../src/retrieval/index-dir.js';
 import type { Retriever } from '../src/retrieval/types.js';
 import { formatTable } from '../src/cli/table.js';
+import { quantileSorted } from '../src/eval/stats.js';
 import { Rng } from '../src/core/rng.js';
 import { SyntheticText, writeSyntheticCorpus } from './synthetic-text.js';
 
@@ -120,7 +121,7 @@ function ragtrailEngine(retriever: { searchSync(q: string, k: number): { passage
  * With several passes the median is `qps` and every pass is in `passes`: one pass of 1,000 queries
  * on this noisy machine varied by ±8% between runs of the same build.
  */
-function timeQueries(e: Engine, queries: string[], k: number, warm = queries.length, nPasses = 1): { qps: number; passes: number[]; hits: string[][] } {
+function timeQueries(e: Engine, queries: string[], k: number, { warm = queries.length, passes: nPasses = 1 } = {}): { qps: number; passes: number[]; hits: string[][] } {
   for (const q of queries.slice(0, warm)) e.search(q, k);
   const passes: number[] = [];
   let hits: string[][] = [];
@@ -129,13 +130,7 @@ function timeQueries(e: Engine, queries: string[], k: number, warm = queries.len
     hits = queries.map((q) => e.search(q, k));
     passes.push(queries.length / secs(t0));
   }
-  return { qps: median(passes), passes, hits };
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+  return { qps: quantileSorted([...passes].sort((a, b) => a - b), 0.5), passes, hits };
 }
 
 const passList = (xs: number[]) => (xs.length > 1 ? ` (median of ${xs.length} passes: ${xs.map((x) => x.toFixed(0)).join(', ')})` : '');
@@ -213,12 +208,12 @@ async function scale(): Promise<void> {
   const openSecs = secs(t0);
   const held = retriever.index.memoryBytes();
   const e = ragtrailEngine(retriever);
-  const headline = timeQueries(e, queries.map((q) => q.query), 10, undefined, PASSES);
+  const headline = timeQueries(e, queries.map((q) => q.query), 10, { passes: PASSES });
   const { qps, hits } = headline;
   const recall10 = queries.filter((q, i) => hits[i]!.includes(`syn-${q.relevant}`)).length / queries.length;
   // The work the anchors' clocks cover: they get pre-tokenized queries and return row numbers, while a
   // ragtrail search also reads the k passages from the store. Ranking only still analyses the query.
-  const ranking = timeQueries({ name: 'ragtrail ranking', build() {}, search: (q, k) => retriever.index.searchDocs(q, k).map((h) => String(h.doc)) }, queries.map((q) => q.query), 10, undefined, PASSES);
+  const ranking = timeQueries({ name: 'ragtrail ranking', build() {}, search: (q, k) => retriever.index.searchDocs(q, k).map((h) => String(h.doc)) }, queries.map((q) => q.query), 10, { passes: PASSES });
   // Kept beside the corpus so the Python anchors can report their top-10 overlap with ragtrail.
   (await import('node:fs')).writeFileSync(`${corpusPath}.ragtrail-hits.json`, JSON.stringify(hits));
   // The same queries with the postings left on disk (the mode for indexes larger than RAM allows).
@@ -304,7 +299,7 @@ async function scale(): Promise<void> {
     const t1 = performance.now();
     eng.build(sub);
     const b = secs(t1);
-    const r = timeQueries(eng, subQueries.map((q) => q.query), 10, 20);
+    const r = timeQueries(eng, subQueries.map((q) => q.query), 10, { warm: 20 });
     fastest = Math.max(fastest, r.qps);
     rows.push([eng.name, b.toFixed(1), r.qps.toFixed(0), rec(r.hits).toFixed(3), (mine.qps / r.qps).toFixed(2)]);
   }

@@ -261,7 +261,7 @@ export class DenseIndex {
 
   /** Bytes this index holds in memory (codes or float32 chunks, float32 rows held for re-scoring; the HNSW file is mapped instead). */
   memoryBytes(): number {
-    return this.chunks.reduce((s, c) => s + c.bytes.byteLength, 0) + (this.quantization === 'none' ? 0 : (this.floats?.heldBytes ?? 0));
+    return this.chunks.reduce((s, c) => s + c.bytes.byteLength, 0) + (this.floats?.heldBytes ?? 0);
   }
 
   close(): void {

@@ -30,8 +30,8 @@ export class RowFile {
   private readonly fd: number;
   readonly rows: number;
   private scratch = new Uint8Array(0);
-  /** The whole file in memory (see hold), with the rows per chunk. */
-  private held?: { chunks: Chunk[]; per: number };
+  /** The whole file in memory (see hold): chunks of equal rows but the last. */
+  private held?: Chunk[];
 
   constructor(
     readonly path: string,
@@ -93,12 +93,12 @@ export class RowFile {
    * Returns the bytes now held.
    */
   hold(chunkBytes = CHUNK_BYTES): number {
-    if (!this.held) this.held = { chunks: this.loadChunks(chunkBytes), per: Math.max(1, Math.floor(chunkBytes / this.rowBytes)) };
+    this.held ??= this.loadChunks(chunkBytes);
     return this.heldBytes;
   }
 
   get heldBytes(): number {
-    return this.held ? this.held.chunks.reduce((s, c) => s + c.bytes.byteLength, 0) : 0;
+    return this.held ? this.held.reduce((s, c) => s + c.bytes.byteLength, 0) : 0;
   }
 
   /**
@@ -110,7 +110,8 @@ export class RowFile {
    */
   gatherF32(docs: readonly number[], dim: number): Map<number, Float32Array> {
     if (this.held) {
-      const { chunks, per } = this.held;
+      const chunks = this.held;
+      const per = chunks[0]?.rows ?? 1;
       const out = new Map<number, Float32Array>();
       for (const id of docs) {
         const c = chunks[Math.floor(id / per)]!;
