@@ -1,6 +1,7 @@
 /** What ragtrail's HTTP servers share: JSON replies, bounded bodies, and errors that carry a status. */
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { InputError } from './errors.js';
 
 /** An error answered with its status and message (4xx for the client's mistakes). */
@@ -122,20 +123,58 @@ export function authorise(req: IncomingMessage, token: string | undefined): Auth
 export const AUTH_HELP = 'send "Authorization: Bearer <token>", or put it in the URL as ?token=<token> or a /t/<token>/ path prefix';
 
 /**
+ * Closes `server` without cutting a reply short, resolving once every connection has ended. Node's
+ * `close()` destroys the connections it deems idle, and on Node 20 a reply that was ended (`res.end`)
+ * but is still being written out counts as idle: a 32 MiB reply was cut after 3.9 MB (and
+ * serve-retriever's in-flight batch in a CI run). So replies already ended are let flush first, and
+ * replies still in progress close their connection once written instead of keeping it alive.
+ * Returns the function that starts the close; call it once.
+ */
+export function gracefulCloser(server: Server): () => Promise<void> {
+  const live = new Set<ServerResponse>();
+  let closing = false;
+  const endAfter = (res: ServerResponse, socket: Socket | null) => {
+    if (!res.headersSent) res.shouldKeepAlive = false; // Node then ends the connection after this reply
+    else res.once('finish', () => socket?.end()); // written out: end the kept-alive connection
+  };
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    live.add(res);
+    res.once('close', () => live.delete(res));
+    if (closing) endAfter(res, req.socket);
+  });
+  return async () => {
+    closing = true;
+    for (const res of live) if (!res.writableEnded) endAfter(res, res.socket);
+    // Until no ended reply is still being written (one may end while others flush); then close() in
+    // the same tick, so none can end in between.
+    for (;;) {
+      const flushing = [...live].filter((r) => r.writableEnded && !r.writableFinished);
+      if (flushing.length === 0) break;
+      await Promise.all(flushing.map((r) => new Promise((done) => (r.once('finish', done), r.once('close', done)))));
+    }
+    await new Promise<void>((done) => {
+      server.close(() => done());
+      // Keep-alive connections with no request in flight would hold close() open.
+      server.closeIdleConnections();
+    });
+  };
+}
+
+/**
  * Graceful stop on SIGTERM/SIGINT: stop accepting, close WebSockets with 1001 ("going away"), let
- * in-flight requests finish, and exit within `graceMs` whatever still hangs (a second signal exits at once).
+ * in-flight requests finish and their replies be written out (gracefulCloser), and exit within
+ * `graceMs` whatever still hangs (a second signal exits at once).
  */
 export function stopOnSignals(server: Server, opts: { sockets?: () => Iterable<{ close(code: number, reason: string): void; terminate(): void }>; graceMs?: number; log?: (msg: string) => void } = {}): void {
   let stopping = false;
+  const close = gracefulCloser(server);
   const stop = (signal: string) => {
     if (stopping) process.exit(1);
     stopping = true;
     opts.log?.(`${signal}: finishing in-flight requests, then exiting`);
     const sockets = [...(opts.sockets?.() ?? [])];
     for (const ws of sockets) ws.close(1001, 'server shutting down');
-    server.close(() => process.exit(0));
-    // Keep-alive connections with no request in flight would hold close() open.
-    server.closeIdleConnections();
+    void close().then(() => process.exit(0));
     const grace = opts.graceMs ?? 4500;
     setTimeout(() => {
       for (const ws of sockets) ws.terminate();
