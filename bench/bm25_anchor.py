@@ -132,7 +132,7 @@ def build_bm25s_chunked(corpus, n, analyze, chunk=100_000):
 
     bm25s.index keeps every document's token ids as Python lists and its (score, doc, term) triples
     three times over: ~52 GiB at 21M passages, past this machine. The index itself (float32 scores,
-    int32 doc ids, int64 column pointers, ~8.5 GiB at 21M) fits, and its retrieval reads only that.
+    int32 doc ids, int64 column pointers: 8.3 GiB at 21M) fits, and its retrieval reads only that.
     This builds the same arrays with the token ids held as int32 chunks: each chunk's (doc, term) pairs
     and term frequencies by np.unique, document frequencies summed over chunks, idf by bm25s's own
     _build_idf_array, and each score in bm25s's own float64 arithmetic (NumPy 2 promotes its float32
@@ -223,13 +223,13 @@ def run_bm25s_chunked(corpus, n, queries, workdir):
         print(f"bm25s-chunked: reusing {save} (kept by an earlier --keep run)", file=sys.stderr)
     disk = folder_bytes(save)
     retriever = bm25s.BM25.load(save, mmap=False, show_progress=False)
-    out = query_bm25s(retriever, analyze, queries)
+    out, hits = query_bm25s(retriever, analyze, queries)
     if not keep:
         shutil.rmtree(save, ignore_errors=True)
-    return {"build_s": build, "disk_bytes": disk, **out[0]}, out[1]
+    return {"build_s": build, "disk_bytes": disk, **out}, hits
 
 
-def check_bm25s_chunked(corpus, n, workdir):
+def check_bm25s_chunked(corpus, n):
     """bm25s.index against build_bm25s_chunked on the first n passages (chunks of 1,000 and 100,000)."""
     import numpy as np
     import bm25s
@@ -305,7 +305,7 @@ def main():
     if len(sys.argv) > 7:
         PASSES = int(sys.argv[7])
     if engine == "bm25s-chunked-check":
-        print(json.dumps(check_bm25s_chunked(corpus, n, workdir)), flush=True)
+        print(json.dumps(check_bm25s_chunked(corpus, n)), flush=True)
         return
     with open(queries_path, encoding="utf-8") as f:
         qs = json.load(f)
