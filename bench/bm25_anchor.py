@@ -34,6 +34,7 @@ STOP = set(
     " these they this to was will with".split()
 )
 WORD = re.compile(r"[a-z0-9]+")
+K1, B = 0.9, 0.4  # ragtrail's BM25 defaults, for every anchor
 
 
 def analyzer(stem_one):
@@ -87,20 +88,34 @@ def time_single(search, queries):
     return qps, hits
 
 
-def run_bm25s(corpus, n, queries, workdir):
+def bm25s_model():
+    """An empty bm25s model with the anchors' settings: method lucene, K1, B, the numba backend."""
     import bm25s
+
+    return bm25s.BM25(method="lucene", k1=K1, b=B, backend="numba")
+
+
+def bm25s_analyzer():
     import Stemmer
+
+    return analyzer(Stemmer.Stemmer("porter").stemWord)
+
+
+def index_bm25s(corpus, n, analyze):
+    """bm25s.index over the first n passages, as bm25s builds it; returns the model and the build time."""
     from bm25s.tokenization import Tokenized
 
-    porter = Stemmer.Stemmer("porter")
-    analyze = analyzer(porter.stemWord)
     t0 = time.perf_counter()
     vocab = {}
     ids = [[vocab.setdefault(t, len(vocab)) for t in analyze(text)] for text in passages(corpus, n)]
-    retriever = bm25s.BM25(method="lucene", k1=0.9, b=0.4, backend="numba")
+    retriever = bm25s_model()
     retriever.index(Tokenized(ids=ids, vocab=vocab), show_progress=False)
-    build = time.perf_counter() - t0
-    del ids
+    return retriever, time.perf_counter() - t0
+
+
+def run_bm25s(corpus, n, queries, workdir):
+    analyze = bm25s_analyzer()
+    retriever, build = index_bm25s(corpus, n, analyze)
     out, hits = query_bm25s(retriever, analyze, queries)
     save = os.path.join(workdir, "bm25s-index")
     shutil.rmtree(save, ignore_errors=True)
@@ -143,7 +158,7 @@ def build_bm25s_chunked(corpus, n, analyze, chunk=100_000):
     import numpy as np
     from bm25s.scoring import _build_idf_array, _select_idf_scorer
 
-    k1, b = 0.9, 0.4
+    k1, b = K1, B
     t0 = time.perf_counter()
     vocab, chunks, lengths = {}, [], []
     buf, lens = [], []
@@ -206,15 +221,14 @@ def build_bm25s_chunked(corpus, n, analyze, chunk=100_000):
 def run_bm25s_chunked(corpus, n, queries, workdir):
     """bm25s's own save, load and numba retrieval over the index build_bm25s_chunked wrote."""
     import bm25s
-    import Stemmer
 
-    analyze = analyzer(Stemmer.Stemmer("porter").stemWord)
+    analyze = bm25s_analyzer()
     save = os.path.join(workdir, f"bm25s-chunked-{n}")
     keep = os.environ.get("RAGTRAIL_BENCH_KEEP") == "1"
     build = None
     if not (keep and os.path.exists(os.path.join(save, "params.index.json"))):
         scores, vocab, build = build_bm25s_chunked(corpus, n, analyze)
-        writer = bm25s.BM25(method="lucene", k1=0.9, b=0.4, backend="numba")
+        writer = bm25s_model()
         writer.scores, writer.vocab_dict, writer.nonoccurrence_array = scores, vocab, None
         shutil.rmtree(save, ignore_errors=True)
         writer.save(save, show_progress=False)
@@ -232,16 +246,9 @@ def run_bm25s_chunked(corpus, n, queries, workdir):
 def check_bm25s_chunked(corpus, n):
     """bm25s.index against build_bm25s_chunked on the first n passages (chunks of 1,000 and 100,000)."""
     import numpy as np
-    import bm25s
-    import Stemmer
-    from bm25s.tokenization import Tokenized
 
-    analyze = analyzer(Stemmer.Stemmer("porter").stemWord)
-    vocab = {}
-    ids = [[vocab.setdefault(t, len(vocab)) for t in analyze(text)] for text in passages(corpus, n)]
-    own = bm25s.BM25(method="lucene", k1=0.9, b=0.4, backend="numba")
-    own.index(Tokenized(ids=ids, vocab=vocab), show_progress=False)
-    del ids
+    analyze = bm25s_analyzer()
+    own, _ = index_bm25s(corpus, n, analyze)  # exactly as the bm25s anchor builds it
     result = {"n": n, "nnz": int(len(own.scores["data"]))}
     for chunk in (1_000, 100_000):
         scores, vocab2, _ = build_bm25s_chunked(corpus, n, analyze, chunk)
@@ -284,7 +291,7 @@ def run_xapian(corpus, n, queries, workdir):
     disk = folder_bytes(path)
     rdb = xapian.Database(path)
     enquire = xapian.Enquire(rdb)
-    enquire.set_weighting_scheme(xapian.BM25Weight(0.9, 0, 1, 0.4, 0.5))
+    enquire.set_weighting_scheme(xapian.BM25Weight(K1, 0, 1, B, 0.5))
     enquire.set_docid_order(xapian.Enquire.ASCENDING)
     q_terms = [analyze(q) for q in queries]
 
