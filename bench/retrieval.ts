@@ -36,7 +36,8 @@ import { corpusFromQuestions, readCorpus, writeCorpus } from '../src/corpus/corp
 import { loadDataset } from '../src/corpus/dataset.js';
 import { Analyzer } from '../src/retrieval/analyzer.js';
 import { createEmbedder } from '../src/retrieval/embedders/embedder.js';
-import { buildIndex, openRetriever } from '../src/retrieval/index-dir.js';
+import { buildIndex, openRetriever, type OpenRetrieverOptions } from '../src/retrieval/index-dir.js';
+import { Bm25Retriever } from '../src/retrieval/retrievers.js';
 import type { Retriever } from '../src/retrieval/types.js';
 import { formatTable } from '../src/cli/table.js';
 import { quantileSorted } from '../src/eval/stats.js';
@@ -111,8 +112,15 @@ function minisearch(): Engine {
   };
 }
 
-function ragtrailEngine(retriever: { searchSync(q: string, k: number): { passageId: string }[] }): Engine {
+function ragtrailEngine(retriever: Bm25Retriever): Engine {
   return { name: 'ragtrail bm25', build() {}, search: (q, k) => retriever.searchSync(q, k).map((h) => h.passageId) };
+}
+
+/** The BM25 retriever of an index folder, with its synchronous search and its index in reach. */
+async function openBm25(dir: string, bm25?: OpenRetrieverOptions['bm25']): Promise<Bm25Retriever> {
+  const r = await openRetriever(dir, { method: 'bm25', bm25 });
+  if (!(r instanceof Bm25Retriever)) throw new Error(`${dir}: openRetriever gave ${r.name}, not a BM25 retriever`);
+  return r;
 }
 
 /**
@@ -176,39 +184,38 @@ async function hotpot(): Promise<void> {
  * are closed and unreferenced on return: at 21M each holds ~3 GiB, which an anchor run after it needs.
  */
 async function measureOwn(dir: string, queries: { query: string }[], corpusPath: string) {
+  const texts = queries.map((q) => q.query);
   const t0 = performance.now();
-  const retriever = (await openRetriever(dir, { method: 'bm25' })) as unknown as {
-    searchSync(q: string, k: number): { passageId: string }[];
-    index: { postingsInMemory: boolean; memoryBytes(): number; searchDocs(q: string, k: number): { doc: number }[] };
-  };
+  const retriever = await openBm25(dir);
+  const index = retriever.index;
   const openSecs = secs(t0);
-  const held = retriever.index.memoryBytes();
+  const held = index.memoryBytes();
   const e = ragtrailEngine(retriever);
-  const headline = timeQueries(e, queries.map((q) => q.query), 10, { passes: PASSES });
+  const headline = timeQueries(e, texts, 10, { passes: PASSES });
   const { hits } = headline;
   // The work the anchors' clocks cover: they get pre-tokenized queries and return row numbers, while a
   // ragtrail search also reads the k passages from the store. Ranking only still analyses the query.
-  const ranking = timeQueries({ name: 'ragtrail ranking', build() {}, search: (q, k) => retriever.index.searchDocs(q, k).map((h) => String(h.doc)) }, queries.map((q) => q.query), 10, { passes: PASSES });
+  const ranking = timeQueries({ name: 'ragtrail ranking', build() {}, search: (q, k) => index.searchDocs(q, k).map((h) => String(h.doc)) }, texts, 10, { passes: PASSES });
   // Kept beside the corpus so the Python anchors can report their top-10 overlap with ragtrail.
   (await import('node:fs')).writeFileSync(`${corpusPath}.ragtrail-hits.json`, JSON.stringify(hits));
   // The same queries with the postings left on disk (the mode for indexes larger than RAM allows).
-  const onDisk = await openRetriever(dir, { method: 'bm25', bm25: { maxPostingsInMemory: 0 } });
-  const disk = timeQueries(ragtrailEngine(onDisk as unknown as { searchSync(q: string, k: number): { passageId: string }[] }), queries.map((q) => q.query), 10);
+  const onDisk = await openBm25(dir, { maxPostingsInMemory: 0 });
+  const disk = timeQueries(ragtrailEngine(onDisk), texts, 10);
   // The same index answered by MaxScore alone (the evaluation before block-max pruning), then block-max
   // again, in alternation: under a noisy load only ratios taken side by side mean much.
-  const maxScoreOnly = await openRetriever(dir, { method: 'bm25', bm25: { pruning: 'maxscore' } });
-  const maxScoreEngine = ragtrailEngine(maxScoreOnly as unknown as { searchSync(q: string, k: number): { passageId: string }[] });
+  const maxScoreOnly = await openBm25(dir, { pruning: 'maxscore' });
+  const maxScoreEngine = ragtrailEngine(maxScoreOnly);
   const side: { block: number; max: number }[] = [];
   let sameTop = 0;
   for (let rep = 0; rep < 3; rep++) {
-    const m = timeQueries(maxScoreEngine, queries.map((q) => q.query), 10);
-    const b = timeQueries(e, queries.map((q) => q.query), 10);
+    const m = timeQueries(maxScoreEngine, texts, 10);
+    const b = timeQueries(e, texts, 10);
     side.push({ block: b.qps, max: m.qps });
     if (rep === 0) sameTop = m.hits.filter((h, i) => h.join() === b.hits[i]!.join()).length;
   }
   const ratios = side.map((r) => r.block / r.max).sort((x, y) => x - y);
-  const postingsInMemory = retriever.index.postingsInMemory;
-  for (const r of [retriever as unknown as Retriever, onDisk, maxScoreOnly]) await r.close?.();
+  const postingsInMemory = index.postingsInMemory;
+  for (const r of [retriever, onDisk, maxScoreOnly]) r.index.close();
   return { openSecs, held, postingsInMemory, headline, ranking, disk, side, sameTop, ratios };
 }
 
@@ -243,8 +250,8 @@ async function scale(): Promise<void> {
   const bytes = folderBytes(dir);
   const parts = Object.fromEntries(['docs.jsonl', 'docs.off', 'bm25/postings.bin', 'bm25/terms.bin'].map((f) => [f, statSync(join(dir, f)).size]));
 
-  const own = await measureOwn(dir, queries, corpusPath);
-  const { openSecs, held, headline, ranking, disk, side, sameTop, ratios } = own;
+  const measured = await measureOwn(dir, queries, corpusPath);
+  const { openSecs, held, postingsInMemory, headline, ranking, disk, side, sameTop, ratios } = measured;
   const { qps, hits } = headline;
   const recall10 = queries.filter((q, i) => hits[i]!.includes(`syn-${q.relevant}`)).length / queries.length;
   (globalThis as { gc?: () => void }).gc?.(); // bench:retrieval runs with --expose-gc: the closed indexes' memory goes back now
@@ -255,7 +262,7 @@ async function scale(): Promise<void> {
     ['build peak RSS', build ? `${gib(build.peakRssBytes)} (target ≤ 4 GiB)` : notMeasured],
     ['vocabulary / postings / runs', build ? `${build.vocabulary} / ${build.postings} / ${build.runs}` : notMeasured],
     ['index on disk', `${mib(bytes)} (docstore ${mib(parts['docs.jsonl']!)}, postings ${mib(parts['bm25/postings.bin']!)}, terms ${mib(parts['bm25/terms.bin']!)})`],
-    ['open time / memory held by the index', `${openSecs.toFixed(2)} s / ${mib(held)} (postings ${own.postingsInMemory ? 'in memory' : 'on disk'})`],
+    ['open time / memory held by the index', `${openSecs.toFixed(2)} s / ${mib(held)} (postings ${postingsInMemory ? 'in memory' : 'on disk'})`],
     ['queries/s, 1 thread, k = 10', `${qps.toFixed(0)} (target ≥ 300)${passList(headline.passes)}`],
     ['queries/s, ranking only (query analysed, passages not read)', `${ranking.qps.toFixed(0)}${passList(ranking.passes)}`],
     ['queries/s with postings on disk (windowed reads)', `${disk.qps.toFixed(0)}`],
@@ -267,7 +274,7 @@ async function scale(): Promise<void> {
   // vocabulary, which grows sublinearly; we scale it linearly too, which overestimates.
   const f = 21_000_000 / N;
   // Held at query time with postings on disk: everything but the postings, scaled, plus doc offsets.
-  const heapAtQuery = (held - (own.postingsInMemory ? parts['bm25/postings.bin']! : 0)) * f + 21e6 * 8;
+  const heapAtQuery = (held - (postingsInMemory ? parts['bm25/postings.bin']! : 0)) * f + 21e6 * 8;
   const anchorNames = args.anchors.split(',').filter(Boolean);
   if (anchorNames.length) {
     const own = { build: build?.seconds, rss: build?.peakRssBytes, disk: bytes - parts['docs.jsonl']! - statSync(join(dir, 'docs.off')).size, qps, rankingQps: ranking.qps, recall10 };
@@ -306,7 +313,7 @@ async function scale(): Promise<void> {
   await buildIndex(subCorpus, subDir, { bm25: true, quiet: true });
   const ragBuild = secs(tb);
   const rows: (string | number)[][] = [];
-  const ours = ragtrailEngine((await openRetriever(subDir, { method: 'bm25' })) as unknown as { searchSync(q: string, k: number): { passageId: string }[] });
+  const ours = ragtrailEngine(await openBm25(subDir));
   const mine = timeQueries(ours, subQueries.map((q) => q.query), 10);
   const rec = (h: string[][]) => subQueries.filter((q, i) => h[i]!.includes(`syn-${q.relevant}`)).length / subQueries.length;
   rows.push([ours.name, ragBuild.toFixed(1), mine.qps.toFixed(0), rec(mine.hits).toFixed(3), '1.00']);
