@@ -8,14 +8,20 @@ import type { Question } from '../../src/core/types.js';
 import { DENSE_FORMAT_VERSION, type DenseMeta } from '../../src/retrieval/dense/build.js';
 import { DenseIndex, type DenseOpenOptions } from '../../src/retrieval/dense/index.js';
 import { gemmTopKModel, loadOnnxRuntime } from '../../src/retrieval/dense/onnx.js';
-import { codeBytes, encodeBinary, encodeInt8, hammingScan, int8Params, int8Query } from '../../src/retrieval/dense/quantize.js';
-import { keyRows } from '../../src/retrieval/dense/usearch.js';
+import { codeBytes, encodeBinary, encodeInt8, hammingScan, int8Params, int8Query, roundHalfUp } from '../../src/retrieval/dense/quantize.js';
+import { scoreRows } from '../../src/retrieval/dense/rescore.js';
+import { keyRows, loadUsearch } from '../../src/retrieval/dense/usearch.js';
 import { RowFile } from '../../src/retrieval/dense/vectors.js';
 import { HashedNgramEmbedder } from '../../src/retrieval/embedders/hashed.js';
 import { buildIndex } from '../../src/retrieval/index-dir.js';
 import { cliRunner, data, tempDir } from '../helpers.js';
 
 const tmp = tempDir();
+
+/** A gathered block as row → vector (copies: the block's buffer is reused by the next call). */
+function rowsById(block: { ids: Float64Array; rows: Float32Array }, dim: number): Map<number, Float32Array> {
+  return new Map([...block.ids].map((id, i) => [id, block.rows.slice(i * dim, (i + 1) * dim)]));
+}
 after(tmp.cleanup);
 const usearchMissing = await import('usearch').then(() => false, () => true);
 const onnxMissing = (await loadOnnxRuntime()) === undefined;
@@ -38,6 +44,41 @@ describe('int8 and binary codes', () => {
     //   = (.0047244/127)·(−5427) + .2 = −.20188 + .2 = −.0019
     const approx = q.factor * (127 * -51 + 42 * 25) + q.offset;
     assert.ok(Math.abs(approx - -0.0019) < 1e-4, `${approx}`);
+  });
+
+  it('roundHalfUp is Math.round (ties toward +∞), including the double just below 0.5', () => {
+    const cases = [0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 126.5, -126.5, 0.49999999999999994, -0.49999999999999994, 0.5000000000000001, -0.5000000000000001, 1e-300, -1e-300, 0, 127, -127];
+    let seed = 11;
+    const rnd = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32) * 300 - 150;
+    for (let i = 0; i < 100_000; i++) cases.push(rnd(), Math.round(rnd()) + 0.5);
+    for (const x of cases) assert.equal(roundHalfUp(x) + 0, Math.round(x) + 0, `x = ${x}`); // + 0: −0 and 0 store the same code
+    assert.equal(roundHalfUp(0.49999999999999994), 0); // x + 0.5 rounds up to 1 in doubles
+    // The query's code may be written into a slot of a batch.
+    const { mid, scale } = int8Params({ min: [-1, 0], max: [1, 0.5], mean: [0, 0.25] });
+    const batch = new Int8Array(6);
+    int8Query(Float32Array.from([0.6, 0.8]), mid, scale, batch.subarray(2, 4));
+    assert.deepEqual([...batch], [0, 0, 127, 42, 0, 0]);
+  });
+
+  it('re-scoring: usearch\'s SIMD dot products equal the JavaScript loop\'s to float32 precision', { skip: usearchMissing && 'the optional package usearch is not installed' }, async () => {
+    const usearch = await loadUsearch();
+    const dim = 100;
+    const n = 7;
+    let seed = 3;
+    const rnd = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32) * 2 - 1;
+    const rows = Float32Array.from({ length: n * dim + dim }, rnd); // one row more than scored
+    const q = Float32Array.from({ length: 2 * dim }, rnd).subarray(dim); // a view at an offset: copied before the native call
+    const [native, js] = [new Float64Array(n), new Float64Array(n)];
+    scoreRows(usearch, q, rows, n, dim, native);
+    scoreRows(undefined, q, rows, n, dim, js);
+    for (let r = 0; r < n; r++) {
+      let exact = 0;
+      for (let j = 0; j < dim; j++) exact += rows[r * dim + j]! * q[j]!;
+      assert.ok(Math.abs(js[r]! - exact) < 1e-9, `js row ${r}`);
+      assert.ok(Math.abs(native[r]! - exact) < 1e-5, `native row ${r}: ${native[r]} against ${exact}`);
+    }
+    // The binding reads from the start of the buffer whatever the view's offset: rows at an offset are refused, not misread.
+    assert.throws(() => scoreRows(usearch, q, rows.subarray(dim), n, dim, native), /offset 0/);
   });
 
   it('binary: one bit per dimension above the centre, Hamming distance by popcount', () => {
@@ -146,10 +187,10 @@ describe('quantized search against exact search on a fixed set (HotpotQA passage
     const meta = JSON.parse(readFileSync(join(dir, 'dense', 'meta.json'), 'utf8')) as DenseMeta;
     const file = new RowFile(join(dir, 'dense', 'vectors.f32'), meta.dim * 4, meta.n);
     const ids = [meta.n - 1, 0, 2, 3, 3, 7, meta.n - 2];
-    const fromDisk = new Map([...file.gatherF32(ids, meta.dim)].map(([id, v]) => [id, Float32Array.from(v)]));
+    const fromDisk = rowsById(file.gatherF32(ids, meta.dim), meta.dim);
     assert.equal(file.hold(3 * meta.dim * 4 + 5), meta.n * meta.dim * 4);
-    const fromMemory = file.gatherF32(ids, meta.dim);
-    assert.deepEqual(new Set(fromMemory.keys()), new Set(ids));
+    const fromMemory = rowsById(file.gatherF32(ids, meta.dim), meta.dim);
+    assert.deepEqual([...fromMemory.keys()], [...new Set(ids)].sort((a, b) => a - b));
     for (const id of ids) assert.deepEqual(fromMemory.get(id), fromDisk.get(id), `row ${id}`);
     file.close();
   });
@@ -269,12 +310,14 @@ describe('vector files past 2 GiB (sparse files)', () => {
     const file = new RowFile(join(dir, 'vectors.f32'), dim * 4);
     assert.equal(file.rows, n);
     assert.ok((n - 1) * dim * 4 > 2 ** 31);
-    const rows = file.gatherF32([n - 1, 5, n - tail], dim);
+    const rows = rowsById(file.gatherF32([n - 1, 5, n - tail], dim), dim);
     assert.deepEqual(rows.get(n - 1), vectors[tail - 1]);
     assert.deepEqual(rows.get(n - tail), vectors[0]);
     assert.ok(rows.get(5)!.every((x) => x === 0));
     // Repeats and neighbours (one read of three rows) land once each; the next call reuses the buffer.
-    const again = file.gatherF32([n - tail + 2, n - tail, n - tail + 1, n - tail, n - tail + 2], dim);
+    const block = file.gatherF32([n - tail + 2, n - tail, n - tail + 1, n - tail, n - tail + 2], dim);
+    assert.equal(block.rows.byteOffset, 0); // the native scorer reads from the buffer's start
+    const again = rowsById(block, dim);
     assert.deepEqual([...again.keys()], [n - tail, n - tail + 1, n - tail + 2]);
     assert.deepEqual(again.get(n - tail + 2), vectors[2]);
     assert.deepEqual(again.get(n - tail + 1), vectors[1]);

@@ -19,7 +19,8 @@ import type { ScoredDoc } from '../types.js';
 import { DENSE_FORMAT_VERSION, type DenseMeta } from './build.js';
 import { codeBytes, hammingScan, int8Query, type Quantization } from './quantize.js';
 import { loadOnnxRuntime, OnnxFlatKernel } from './onnx.js';
-import { keyRows, loadUsearch, loadUsearchGraph, matchesOf, type UsearchGraph, type UsearchModule } from './usearch.js';
+import { scoreRows } from './rescore.js';
+import { exactSearch, keyRows, loadUsearch, type UsearchBinding, type UsearchGraph } from './usearch.js';
 import { type Chunk, RowFile } from './vectors.js';
 
 export type DenseSearchMode = 'auto' | 'flat' | 'hnsw';
@@ -60,11 +61,14 @@ export class DenseIndex {
     private readonly chunks: Chunk[],
     private readonly floats: RowFile | undefined,
     private readonly params: { mid?: Float32Array; scale?: Float32Array },
-    private readonly usearch: UsearchModule | undefined,
+    private readonly usearch: UsearchBinding | undefined,
     private readonly onnx: OnnxFlatKernel | undefined,
     private readonly hnsw: UsearchGraph | undefined,
     private readonly opts: DenseOpenOptions,
   ) {}
+
+  /** A batch's per-query shortlist rows (rescore), kept between calls. */
+  private rowScratch = new Float32Array(0);
 
   /** Opens the index in `dir`: loads the codes searched in memory (flat) or maps the graph (hnsw). */
   static async open(dir: string, modeOrOpts: DenseSearchMode | DenseOpenOptions = 'auto'): Promise<DenseIndex> {
@@ -89,17 +93,19 @@ export class DenseIndex {
       if (!meta.hnsw) throw new InputError(`${dir}: this dense index has no HNSW graph`, 'rebuild with --hnsw, or search with the flat mode');
       const shortlist = (opts.rescore ?? DEFAULT_RESCORE[quantization]) * 10; // the width is fixed at open: sized for k = 10
       const q = meta.hnsw.quantization ?? 'f32';
-      const Graph = await loadUsearchGraph();
-      const graph = new Graph(meta.dim, q === 'b1' ? 'hamming' : 'ip', q, meta.hnsw.connectivity, meta.hnsw.expansionAdd ?? 0, opts.expansion ?? Math.max(64, shortlist), false);
+      const usearch = await loadUsearch('HNSW search');
+      const graph = new usearch.CompiledIndex(meta.dim, q === 'b1' ? 'hamming' : 'ip', q, meta.hnsw.connectivity, meta.hnsw.expansionAdd ?? 0, opts.expansion ?? Math.max(64, shortlist), false);
       graph.view(join(dir, meta.hnsw.file));
-      return new DenseIndex(meta, 'hnsw', quantization, [], floats, params, undefined, undefined, graph, opts);
+      // The graph needs usearch anyway: it also scores the re-scoring shortlist (rescore.ts), unless told to use JavaScript.
+      return new DenseIndex(meta, 'hnsw', quantization, [], floats, params, opts.kernel === 'js' ? undefined : usearch, undefined, graph, opts);
     }
     if (opts.kernel === 'onnx' && quantization !== 'none') {
       throw new InputError(`the onnx kernel scores float32 vectors; this index holds ${quantization} codes`, 'leave the kernel at its default (usearch) for quantized indexes');
     }
     const wantOnnx = quantization === 'none' && (opts.kernel === 'onnx' || (opts.kernel === undefined && (await loadOnnxRuntime()) !== undefined));
     const onnx = wantOnnx ? await OnnxFlatKernel.create(meta.dim, opts.threads ?? 0) : undefined;
-    const usearch = onnx || opts.kernel === 'js' || quantization === 'binary' ? undefined : await loadUsearch().catch(() => undefined);
+    // usearch scores int8 and float32 codes (binary codes are scanned in JavaScript) and any re-scoring shortlist.
+    const usearch = onnx || opts.kernel === 'js' ? undefined : await loadUsearch().catch(() => undefined);
     const codes = quantization === 'none' ? floats! : new RowFile(join(dir, meta.codes!.file), codeBytes(quantization, meta.dim), meta.n);
     const chunks = codes.loadChunks();
     if (codes !== floats) codes.close();
@@ -117,7 +123,7 @@ export class DenseIndex {
   /** The kernel that scores a flat search (undefined for HNSW). */
   get kernel(): 'onnx' | 'usearch' | 'js' | undefined {
     if (this.mode === 'hnsw') return undefined;
-    return this.onnx ? 'onnx' : this.usearch ? 'usearch' : 'js';
+    return this.onnx ? 'onnx' : this.usearch && this.quantization !== 'binary' ? 'usearch' : 'js';
   }
 
   async search(query: Float32Array, k: number): Promise<ScoredDoc[]> {
@@ -206,13 +212,13 @@ export class DenseIndex {
     for (const c of this.chunks) {
       const data = int8 ? new Int8Array(c.bytes.buffer, c.bytes.byteOffset, c.rows * dim) : new Float32Array(c.bytes.buffer, c.bytes.byteOffset, c.rows * dim);
       if (usearch) {
-        const m = usearch.exactSearch(data, batch, dim, Math.min(n, c.rows), 'ip', this.opts.threads ?? 0);
+        const m = Math.min(n, c.rows);
+        const [keys, distances] = exactSearch(usearch, data, batch, dim, m, this.opts.threads ?? 0);
+        const rows = keyRows(keys);
         for (let qi = 0; qi < nq; qi++) {
-          const { keys, distances } = matchesOf(m, qi, nq);
-          const rows = keyRows(keys);
           const top = tops[qi]!;
           const { factor: f, offset: o } = encoded[qi]!;
-          for (let i = 0; i < rows.length; i++) {
+          for (let i = qi * m; i < (qi + 1) * m; i++) {
             const s = (1 - distances[i]!) * f + o;
             if (rows[i]! >= 0 && s > top.threshold) top.push(c.start + rows[i]!, s);
           }
@@ -240,21 +246,45 @@ export class DenseIndex {
    */
   private encodeQueries(queries: readonly Float32Array[], int8: boolean): { encoded: { code: Int8Array | Float32Array; factor: number; offset: number }[]; batch: Int8Array | Float32Array } {
     const dim = this.meta.dim;
-    const encoded = queries.map((q) => (int8 ? int8Query(q, this.params.mid!, this.params.scale!) : { code: q, factor: 1, offset: 0 }));
-    const batch = int8 ? new Int8Array(queries.length * dim) : new Float32Array(queries.length * dim);
-    encoded.forEach((e, i) => batch.set(e.code, i * dim));
-    return { encoded, batch };
+    if (int8) {
+      const batch = new Int8Array(queries.length * dim);
+      const encoded = queries.map((q, i) => int8Query(q, this.params.mid!, this.params.scale!, batch.subarray(i * dim, (i + 1) * dim)));
+      return { encoded, batch };
+    }
+    const batch = new Float32Array(queries.length * dim);
+    queries.forEach((q, i) => batch.set(q, i * dim));
+    return { encoded: queries.map((q) => ({ code: q, factor: 1, offset: 0 })), batch };
   }
 
-  /** Exact float32 scores for each query's shortlist, rows read from disk; the best k. */
+  /**
+   * Exact float32 scores for each query's shortlist, rows read from disk (or copied from memory,
+   * floatsInMemory) into one block; the best k. One query scores the block as it is; a batch copies
+   * each query's rows out of it, so that every query scores its own shortlist and nothing else.
+   */
   private rescore(queries: readonly Float32Array[], candidates: ScoredDoc[][], k: number): ScoredDoc[][] {
     const dim = this.meta.dim;
-    const rows = this.floats!.gatherF32(candidates.flatMap((l) => l.map((c) => c.doc)), dim);
-    return queries.map((q, qi) => {
+    const block = this.floats!.gatherF32(candidates.flatMap((l) => l.map((c) => c.doc)), dim);
+    const most = Math.max(...candidates.map((l) => l.length));
+    const scores = new Float64Array(most);
+    if (queries.length === 1 && block.ids.length === candidates[0]!.length) {
+      scoreRows(this.usearch, queries[0]!, block.rows, block.ids.length, dim, scores);
       const top = new TopK(k);
-      for (const { doc } of candidates[qi]!) {
-        top.push(doc, dot(rows.get(doc)!, q, dim));
-      }
+      for (let i = 0; i < block.ids.length; i++) top.push(block.ids[i]!, scores[i]!);
+      return [top.sorted()];
+    }
+    const at = new Map<number, number>();
+    block.ids.forEach((id, i) => at.set(id, i));
+    if (this.rowScratch.length < most * dim) this.rowScratch = new Float32Array(most * dim);
+    const own = this.rowScratch;
+    return queries.map((q, qi) => {
+      const list = candidates[qi]!;
+      list.forEach(({ doc }, r) => {
+        const i = at.get(doc)!;
+        own.set(block.rows.subarray(i * dim, (i + 1) * dim), r * dim);
+      });
+      scoreRows(this.usearch, q, own, list.length, dim, scores);
+      const top = new TopK(k);
+      list.forEach(({ doc }, r) => top.push(doc, scores[r]!));
       return top.sorted();
     });
   }
@@ -275,21 +305,4 @@ export function denseFootprint(meta: DenseMeta): { bytesPerVector: number; ramBy
   const q = meta.quantization ?? 'none';
   const bytesPerVector = codeBytes(q, meta.dim);
   return { bytesPerVector, ramBytes: bytesPerVector * meta.n, where: q === 'none' ? 'float32 vectors in memory' : `${q} codes in memory, float32 re-scoring from disk` };
-}
-
-/** Float32 dot product over four accumulators: the adds no longer wait on each other (2–3× faster than one accumulator in the re-scoring loop, measured at 200k). */
-function dot(a: Float32Array, b: Float32Array, n: number): number {
-  let s0 = 0;
-  let s1 = 0;
-  let s2 = 0;
-  let s3 = 0;
-  let j = 0;
-  for (; j + 3 < n; j += 4) {
-    s0 += a[j]! * b[j]!;
-    s1 += a[j + 1]! * b[j + 1]!;
-    s2 += a[j + 2]! * b[j + 2]!;
-    s3 += a[j + 3]! * b[j + 3]!;
-  }
-  for (; j < n; j++) s0 += a[j]! * b[j]!;
-  return s0 + s1 + s2 + s3;
 }

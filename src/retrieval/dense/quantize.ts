@@ -70,7 +70,7 @@ export function encodeInt8(v: Float32Array, rows: number, mid: Float32Array, sca
   const dim = mid.length;
   for (let r = 0, off = 0; r < rows; r++, off += dim) {
     for (let j = 0; j < dim; j++) {
-      const c = Math.round((v[off + j]! - mid[j]!) / scale[j]!);
+      const c = roundHalfUp((v[off + j]! - mid[j]!) / scale[j]!);
       out[off + j] = c > 127 ? 127 : c < -127 ? -127 : c;
     }
   }
@@ -92,10 +92,30 @@ export function encodeBinary(v: Float32Array, rows: number, dim: number, centre:
   }
 }
 
-/** A query's int8 code, and the factor/offset that turn its integer dot products back into approximate scores. */
-export function int8Query(q: Float32Array, mid: Float32Array, scale: Float32Array): { code: Int8Array; factor: number; offset: number } {
+/**
+ * Math.round for |x| < 2^52, with the same result for every such double (ties toward +∞, and
+ * 0.49999999999999994 → 0, where x + 0.5 rounds up to 1). V8's Math.round branches on the sign of
+ * its argument: over the ~50/50 signs of a query's 768 coordinates it mispredicted often enough to
+ * take 11 ns a call, against ~2 for this form, whose correcting branch is almost never taken
+ * (int8Query fell from 16–20 µs to ~5 µs at 768 dims; measured on the HNSW bench's queries).
+ */
+export function roundHalfUp(x: number): number {
+  const r = Math.floor(x + 0.5);
+  return x < r - 0.5 ? r - 1 : r; // r − 0.5 is exact, so this catches the one case where x + 0.5 rounded up
+}
+
+/** Scratch for int8Query's scaled coordinates (kept between calls; JavaScript runs one at a time). */
+let scaled = new Float32Array(0);
+
+/**
+ * A query's int8 code, and the factor/offset that turn its integer dot products back into
+ * approximate scores. `into` (dim bytes) receives the code when given, e.g. the query's slot in a
+ * batch, instead of a new array.
+ */
+export function int8Query(q: Float32Array, mid: Float32Array, scale: Float32Array, into?: Int8Array): { code: Int8Array; factor: number; offset: number } {
   const dim = q.length;
-  const w = new Float32Array(dim);
+  if (scaled.length < dim) scaled = new Float32Array(dim);
+  const w = scaled; // float32, as the code's scale t is taken from the float32 products
   let maxAbs = 0;
   let offset = 0;
   for (let j = 0; j < dim; j++) {
@@ -104,8 +124,8 @@ export function int8Query(q: Float32Array, mid: Float32Array, scale: Float32Arra
     offset += q[j]! * mid[j]!;
   }
   const t = maxAbs > 0 ? maxAbs / 127 : 1;
-  const code = new Int8Array(dim);
-  for (let j = 0; j < dim; j++) code[j] = Math.round(w[j]! / t);
+  const code = into ?? new Int8Array(dim);
+  for (let j = 0; j < dim; j++) code[j] = roundHalfUp(w[j]! / t);
   return { code, factor: t, offset };
 }
 

@@ -8,22 +8,45 @@ import { importOptional } from '../../core/optional.js';
 
 type Vectors = Float32Array | Int8Array;
 
-/** One query's matches, or a batch's (`counts[i]` results for query i at `keys[i·k …]`). */
-export interface UsearchMatches {
-  keys: BigUint64Array;
-  distances: Float32Array;
-  counts?: BigUint64Array;
-  k?: number;
+/** Keys, distances and counts, `k` slots per query (usearch's native result, batch or not). */
+export type UsearchResult = [keys: BigUint64Array, distances: Float32Array, counts: BigUint64Array];
+
+/**
+ * The installed usearch package's native binding (its prebuilt binary, loaded through the package's own
+ * node-gyp-build), used below its JavaScript wrapper: the wrapper re-types Int8Array vectors (see
+ * UsearchGraph) and reshapes results per call, which cost a few µs on every one-query search.
+ */
+export interface UsearchBinding {
+  CompiledIndex: UsearchGraphCtor;
+  /**
+   * Exact k-NN by the native SIMD kernels (NumKong, dispatched to the CPU at run time); for `ip` the
+   * distance is 1 − dot (an integer dot for Int8Array). The binding reads each array from the start of
+   * its ArrayBuffer, whatever its byteOffset: call it through `exactSearch`, which checks.
+   */
+  exactSearch(dataset: Vectors, queries: Vectors, dimensions: number, count: number, metric: 'ip', threads: number): UsearchResult;
 }
 
-export interface UsearchModule {
-  /** Exact k-NN by the native SIMD kernels; for `ip` the distance is 1 − dot (an integer dot for Int8Array). */
-  exactSearch(dataset: Vectors, queries: Vectors, dimensions: number, count: number, metric: 'ip', threads: number): UsearchMatches;
+let binding: UsearchBinding | undefined;
+
+export async function loadUsearch(why = 'usearch SIMD search'): Promise<UsearchBinding> {
+  if (binding) return binding;
+  await importOptional('usearch', why); // the clear "npm install usearch" error when it is missing
+  try {
+    // The package's entry is <root>/javascript/dist/esm/usearch.js; node-gyp-build is its dependency.
+    const root = join(dirname(fileURLToPath(import.meta.resolve('usearch'))), '..', '..', '..');
+    const b = createRequire(join(root, 'package.json'))('node-gyp-build')(root) as Partial<UsearchBinding>;
+    if (typeof b.CompiledIndex !== 'function' || typeof b.exactSearch !== 'function') throw new Error('no CompiledIndex or exactSearch in the binding');
+    binding = b as UsearchBinding;
+    return binding;
+  } catch (e) {
+    throw new InputError(`${why}: cannot load usearch's native binding (${(e as Error).message})`, 'reinstall usearch (`npm install usearch@^2.25`)');
+  }
 }
 
-export async function loadUsearch(why = 'usearch SIMD search'): Promise<UsearchModule> {
-  const mod = await importOptional<{ default?: UsearchModule } & UsearchModule>('usearch', why);
-  return mod.default ?? mod;
+/** usearch's exact search over `dataset`'s rows; both arrays must start their ArrayBuffer (the binding ignores byteOffset). */
+export function exactSearch(usearch: UsearchBinding, dataset: Vectors, queries: Vectors, dimensions: number, count: number, threads: number): UsearchResult {
+  if (dataset.byteOffset !== 0 || queries.byteOffset !== 0) throw new Error('usearch exactSearch: arrays must start at offset 0 of their buffer');
+  return usearch.exactSearch(dataset, queries, dimensions, count, 'ip', threads);
 }
 
 /**
@@ -52,30 +75,9 @@ export type UsearchGraphCtor = new (
   multi: boolean,
 ) => UsearchGraph;
 
-let graphCtor: UsearchGraphCtor | undefined;
-
-/** The HNSW index of the installed usearch package's native binding (its prebuilt binary, through its own node-gyp-build). */
+/** The HNSW index class of usearch's native binding. */
 export async function loadUsearchGraph(why = 'HNSW search'): Promise<UsearchGraphCtor> {
-  if (graphCtor) return graphCtor;
-  await loadUsearch(why); // the clear "npm install usearch" error when it is missing
-  try {
-    // The package's entry is <root>/javascript/dist/esm/usearch.js; node-gyp-build is its dependency.
-    const root = join(dirname(fileURLToPath(import.meta.resolve('usearch'))), '..', '..', '..');
-    const binding = createRequire(join(root, 'package.json'))('node-gyp-build')(root) as { CompiledIndex?: UsearchGraphCtor };
-    if (typeof binding.CompiledIndex !== 'function') throw new Error('no CompiledIndex in the binding');
-    graphCtor = binding.CompiledIndex;
-    return graphCtor;
-  } catch (e) {
-    throw new InputError(`${why}: cannot load usearch's native binding (${(e as Error).message})`, 'reinstall usearch (`npm install usearch@^2.25`)');
-  }
-}
-
-/** usearch returns a single query's matches without `counts`: one shape for both. */
-export function matchesOf(m: UsearchMatches, query: number, nq: number): { keys: BigUint64Array; distances: Float32Array } {
-  if (nq === 1 && m.counts === undefined) return m;
-  const k = m.k!;
-  const n = Number(m.counts![query]);
-  return { keys: m.keys.subarray(query * k, query * k + n), distances: m.distances.subarray(query * k, query * k + n) };
+  return (await loadUsearch(why)).CompiledIndex;
 }
 
 const LOW_WORD = endianness() === 'LE' ? 0 : 1;

@@ -88,7 +88,7 @@ export class RowFile {
   }
 
   /**
-   * Loads the whole file into memory, so gatherF32 takes views of it instead of reading from disk: the
+   * Loads the whole file into memory, so gatherF32 copies from it instead of reading from disk: the
    * ~20 positioned reads of an int8 HNSW search's shortlist were ~13% of a one-query search at 200k.
    * Returns the bytes now held.
    */
@@ -102,23 +102,13 @@ export class RowFile {
   }
 
   /**
-   * Reads the given rows (any order, duplicates allowed) as float32 vectors of `dim`; rows are
-   * visited in file order and neighbours are read together. They land in one scratch buffer kept
-   * between calls (a fresh 24 MiB buffer per batch cost more in page faults than the reads: 7 against
-   * 2 µs per row), so the returned views hold only until the next call. Rows held in memory (hold)
-   * are returned as views of it, not read.
+   * Reads the given rows (any order, duplicates allowed) as one block of float32 vectors of `dim`:
+   * `ids` the distinct rows in file order, `rows` their vectors one after another, starting at offset 0
+   * of a scratch buffer kept between calls (a fresh 24 MiB buffer per batch cost more in page faults
+   * than the reads: 7 against 2 µs per row), so the block holds only until the next call. Neighbours
+   * are read together; rows held in memory (hold) are copied, not read.
    */
-  gatherF32(docs: readonly number[], dim: number): Map<number, Float32Array> {
-    if (this.held) {
-      const chunks = this.held;
-      const per = chunks[0]?.rows ?? 1;
-      const out = new Map<number, Float32Array>();
-      for (const id of docs) {
-        const c = chunks[Math.floor(id / per)]!;
-        out.set(id, new Float32Array(c.bytes.buffer, c.bytes.byteOffset + (id - c.start) * this.rowBytes, dim));
-      }
-      return out;
-    }
+  gatherF32(docs: readonly number[], dim: number): { ids: Float64Array; rows: Float32Array } {
     const ids = Float64Array.from(docs).sort();
     let unique = 0;
     for (const id of ids) if (unique === 0 || id !== ids[unique - 1]) ids[unique++] = id;
@@ -128,16 +118,24 @@ export class RowFile {
       buf = new Uint8Array(Math.max(need, Math.min(2 * buf.byteLength, SCRATCH_KEEP_BYTES)));
       if (buf.byteLength <= SCRATCH_KEEP_BYTES) this.scratch = buf; // an outsized batch's buffer is not kept
     }
-    const out = new Map<number, Float32Array>();
-    for (let i = 0; i < unique; ) {
-      let j = i + 1;
-      while (j < unique && ids[j] === ids[j - 1]! + 1 && j - i < 256) j++;
-      this.read(ids[i]!, j - i, buf.subarray(i * this.rowBytes));
-      i = j;
+    if (this.held) {
+      const chunks = this.held;
+      const per = chunks[0]?.rows ?? 1;
+      for (let i = 0; i < unique; i++) {
+        const id = ids[i]!;
+        const c = chunks[Math.floor(id / per)]!;
+        const from = (id - c.start) * this.rowBytes;
+        buf.set(c.bytes.subarray(from, from + this.rowBytes), i * this.rowBytes);
+      }
+    } else {
+      for (let i = 0; i < unique; ) {
+        let j = i + 1;
+        while (j < unique && ids[j] === ids[j - 1]! + 1 && j - i < 256) j++;
+        this.read(ids[i]!, j - i, buf.subarray(i * this.rowBytes));
+        i = j;
+      }
     }
-    const all = new Float32Array(buf.buffer, 0, unique * dim);
-    for (let r = 0; r < unique; r++) out.set(ids[r]!, all.subarray(r * dim, (r + 1) * dim));
-    return out;
+    return { ids: ids.subarray(0, unique), rows: new Float32Array(buf.buffer, 0, unique * dim) };
   }
 
   close(): void {
