@@ -3,10 +3,14 @@
 Reads the same float32 vectors and queries the TypeScript bench wrote, builds each faiss index,
 times batched (all queries in one call) and unbatched (one query per call) search, and writes the
 top-k ids of the batched run so the bench computes recall@k against ragtrail's exact search.
-Usage: python faiss_anchor.py VECTORS.f32 QUERIES.f32 DIM K THREADS OUTDIR [flat,hnsw,ivfpq,sq8,knn] [EFS,EFS,... [ROUNDS]]
+Usage: python faiss_anchor.py VECTORS.f32 QUERIES.f32 DIM K THREADS OUTDIR [flat,hnsw,ivfpq,sq8,knn,hnsw-serve] [EFS,EFS,... [ROUNDS [M [EFC]]]]
 Prints one JSON object per index on stdout; with an efSearch list, the HNSW index is also searched at
 each width (one more object per width, with its ids in faiss-hnsw-efEFS.ids; queries/s the median of
 ROUNDS timings, 3 by default), for the recall/speed curve.
+`hnsw-serve` builds the HNSW index, prints its object, then answers one line `time EFS` on stdin at a
+time: one timing (all queries batched, then each query alone) at that width, printed as one object,
+its ids in faiss-hnsw-efEFS.ids. The TypeScript bench times ragtrail's graph between two such lines,
+so that each pair of figures is taken at the same moment (see bench/dense.ts, "paired timings").
 The vectors are memory-mapped and added in one call from the mapping, so the only large allocation
 is the index itself (np.fromfile would double it). `knn` is faiss's exact inner-product search (faiss.knn, the kernel
 IndexFlatIP.search runs) straight over the mapped file, for sizes where a float32 IndexFlatIP copy
@@ -33,6 +37,22 @@ def timed(search, xq, single_n):
     return batched, single_n / (time.perf_counter() - t0), ids
 
 
+def serve(index, search, xq, outdir) -> None:
+    """Answers `time EFS` lines until stdin closes: one timing at that width, every query timed alone."""
+    for line in sys.stdin:
+        words = line.split()
+        if not words:
+            continue
+        if words[0] != "time" or len(words) != 2:
+            raise SystemExit(f"hnsw-serve: unknown command {line.strip()!r}")
+        ef = int(words[1])
+        index.hnsw.efSearch = ef
+        search(xq)  # warm-up at this width
+        batched, unbatched, ids = timed(search, xq, len(xq))
+        ids.astype(np.int64).tofile(os.path.join(outdir, f"faiss-hnsw-ef{ef}.ids"))
+        print(json.dumps({"name": "hnsw", "efs": ef, "qps_batched": batched, "qps_unbatched": unbatched}), flush=True)
+
+
 def main() -> None:
     vectors_path, queries_path, dim, k, threads, outdir = sys.argv[1:7]
     which = (sys.argv[7] if len(sys.argv) > 7 else "flat,hnsw,ivfpq").split(",")
@@ -51,7 +71,7 @@ def main() -> None:
             index = None
         elif name == "flat":
             index = faiss.IndexFlatIP(dim)
-        elif name == "hnsw":
+        elif name in ("hnsw", "hnsw-serve"):
             # The same M and efConstruction as ragtrail's usearch graph (defaults 16 and 40, faiss's own efConstruction).
             index = faiss.IndexHNSWFlat(dim, hnsw_m, faiss.METRIC_INNER_PRODUCT)
             index.hnsw.efConstruction = ef_construction
@@ -73,15 +93,19 @@ def main() -> None:
             index.add(xb)
         build = time.perf_counter() - t0
         search = (lambda q: faiss.knn(q, xb, k, metric=faiss.METRIC_INNER_PRODUCT)) if index is None else (lambda q: index.search(q, k))
-        if name == "hnsw":
+        if name in ("hnsw", "hnsw-serve"):
             index.hnsw.efSearch = 64
         if name == "ivfpq":
             index.nprobe = 32
         single_n = min(len(xq), 100)
         batched, unbatched, ids = timed(search, xq, single_n)
-        ids.astype(np.int64).tofile(os.path.join(outdir, f"faiss-{name}.ids"))
-        code = {"flat": 4 * dim, "knn": 4 * dim, "hnsw": 4 * dim + 16 * 2 * 4, "sq8": dim, "ivfpq": 96 + 8}[name]
-        print(json.dumps({"name": name, "build_s": build, "qps_batched": batched, "qps_unbatched": unbatched, "bytes_per_vector": code}), flush=True)
+        label = "hnsw" if name == "hnsw-serve" else name
+        ids.astype(np.int64).tofile(os.path.join(outdir, f"faiss-{label}.ids"))
+        code = {"flat": 4 * dim, "knn": 4 * dim, "hnsw": 4 * dim + 16 * 2 * 4, "sq8": dim, "ivfpq": 96 + 8}[label]
+        print(json.dumps({"name": label, "build_s": build, "qps_batched": batched, "qps_unbatched": unbatched, "bytes_per_vector": code}), flush=True)
+        if name == "hnsw-serve":
+            serve(index, search, xq, outdir)
+            continue
         if name == "hnsw":
             for ef in sweep:
                 index.hnsw.efSearch = ef
