@@ -93,6 +93,15 @@ function memAvailable(): number {
   return m ? Number(m[1]) * 1024 : 0;
 }
 const MARGIN = 3 * 2 ** 30;
+/**
+ * The CPUs this process (and the faiss child, which inherits it) may run on. On this 2-core machine
+ * one engine's timings moved by up to 2× between rounds while the other's did not; run the bench under
+ * `taskset -c 1` to keep both engines on one core, where they alternate anyway.
+ */
+function cpusAllowed(): string {
+  const m = /Cpus_allowed_list:\s*(\S+)/.exec(existsSync('/proc/self/status') ? readFileSync('/proc/self/status', 'utf8') : '');
+  return m ? m[1]! : 'unknown';
+}
 
 // ---------------------------------------------------------------- data
 function gaussian(rng: Rng): number {
@@ -123,7 +132,10 @@ function generate(): Float32Array[] {
   const centres = Array.from({ length: 1000 }, () => unit(Float32Array.from({ length: DIM }, () => gaussian(rng))));
   const qrng = new Rng('dense-bench-queries');
   const picks = new Map<number, number>(); // stored vector → query number
-  while (picks.size < NQ) picks.set(qrng.int(N), picks.size);
+  while (picks.size < NQ) {
+    const row = qrng.int(N);
+    if (!picks.has(row)) picks.set(row, picks.size); // a row drawn twice would leave a query unset
+  }
   const queries: Float32Array[] = new Array(NQ);
   const fd = openSync(vecPath, 'w');
   const rows = 4096;
@@ -279,7 +291,10 @@ class FaissHnsw {
  */
 async function paired(dir: string, open: DenseOpenOptions, ef: number, faiss: FaissHnsw | undefined, faissEf: number, queries: Float32Array[], rounds: number) {
   const index = await DenseIndex.open(dir, { ...open, mode: 'hnsw', expansion: ef });
-  await index.searchBatch(queries, K); // maps the graph's pages in before any clock starts
+  // Maps the graph's pages in and lets V8 compile the one-query path before any clock starts (the
+  // first rounds after opening ran up to 1.5× slower than later ones); faiss warms up at each request.
+  await index.searchBatch(queries, K);
+  for (const q of queries) await index.search(q, K);
   const ours: Awaited<ReturnType<typeof timeIndex>>[] = [];
   const theirs: Awaited<ReturnType<FaissHnsw['time']>>[] = [];
   for (let r = 0; r < rounds; r++) {
@@ -331,7 +346,7 @@ async function exactChild(): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  console.log(`load average at start: ${loadNow()}`);
+  console.log(`load average at start: ${loadNow()}; CPUs this process may run on: ${cpusAllowed()}`);
   const need = N * DIM * 4;
   if (need + MARGIN > memAvailable()) {
     throw new Error(`the exact float32 flat index needs ${gib(need)} and only ${gib(memAvailable())} is available (margin ${gib(MARGIN)}): use a smaller --n`);
