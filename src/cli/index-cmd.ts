@@ -112,7 +112,7 @@ export function registerIndex(program: Command): void {
         if (graph && existsSync(graph)) {
           const bytes = statSync(graph).size;
           const h = m.dense.hnsw!;
-          const what = h.vectors === 'int8-codes' ? 'per-dimension int8 codes' : `${h.quantization ?? 'f32'} vectors`;
+          const what = h.vectors === 'int8-uniform' ? 'uniform int8 codes' : h.vectors === 'int8-codes' ? 'per-dimension int8 codes (rebuilt by the next index build)' : `${h.quantization ?? 'f32'} vectors`;
           console.log(`  dense HNSW search: ${(bytes / m.passages).toFixed(0)} bytes per vector (${what} + links; M ${h.connectivity}, efConstruction ${h.expansionAdd ?? 40}), RAM needed ${gib(bytes + offsets)} (the graph, memory-mapped${q === 'none' ? '' : '; float32 re-scoring from disk'})`);
         }
       }

@@ -8,7 +8,7 @@ import type { Question } from '../../src/core/types.js';
 import { DENSE_FORMAT_VERSION, type DenseMeta } from '../../src/retrieval/dense/build.js';
 import { DenseIndex, type DenseOpenOptions } from '../../src/retrieval/dense/index.js';
 import { gemmTopKModel, loadOnnxRuntime } from '../../src/retrieval/dense/onnx.js';
-import { codeBytes, encodeBinary, encodeInt8, hammingScan, int8Params, int8Query, roundHalfUp } from '../../src/retrieval/dense/quantize.js';
+import { codeBytes, encodeBinary, encodeInt8, encodeUniformInt8, hammingScan, int8Params, int8Query, roundHalfUp, uniformInt8Query, uniformScale } from '../../src/retrieval/dense/quantize.js';
 import { scoreRows } from '../../src/retrieval/dense/rescore.js';
 import { keyRows, loadUsearch } from '../../src/retrieval/dense/usearch.js';
 import { RowFile } from '../../src/retrieval/dense/vectors.js';
@@ -58,6 +58,60 @@ describe('int8 and binary codes', () => {
     const batch = new Int8Array(6);
     int8Query(Float32Array.from([0.6, 0.8]), mid, scale, batch.subarray(2, 4));
     assert.deepEqual([...batch], [0, 0, 127, 42, 0, 0]);
+  });
+
+  it('graph codes: uniform int8 codes rank a vector\'s neighbours as x·y does; per-dimension codes do not', () => {
+    // 400 unit vectors of 64 dims around 20 centres with a shared mean direction (as embeddings have)
+    // and 8 dimensions of wider spread. An HNSW graph links each vector to its nearest by the codes'
+    // own inner product: Σ c_j c'_j over per-dimension codes is Σ (x_j − mid_j)(y_j − mid_j)/s_j².
+    const n = 400;
+    const dim = 64;
+    let seed = 5;
+    const rnd = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
+    const gauss = () => Math.sqrt(-2 * Math.log(1 - rnd())) * Math.cos(2 * Math.PI * rnd());
+    const shared = Array.from({ length: dim }, gauss);
+    const centres = Array.from({ length: 20 }, () => Array.from({ length: dim }, gauss));
+    const v = new Float32Array(n * dim);
+    for (let r = 0; r < n; r++) {
+      for (let j = 0; j < dim; j++) v[r * dim + j] = 0.5 * shared[j]! + centres[r % 20]![j]! + 0.5 * gauss() * (j < 8 ? 3 : 1);
+      const norm = Math.hypot(...v.subarray(r * dim, (r + 1) * dim));
+      for (let j = 0; j < dim; j++) v[r * dim + j]! /= norm;
+    }
+    const stats = { min: new Array<number>(dim).fill(Infinity), max: new Array<number>(dim).fill(-Infinity), mean: new Array<number>(dim).fill(0) };
+    for (let i = 0; i < n * dim; i++) {
+      stats.min[i % dim] = Math.min(stats.min[i % dim]!, v[i]!);
+      stats.max[i % dim] = Math.max(stats.max[i % dim]!, v[i]!);
+    }
+    const { mid, scale } = int8Params(stats);
+    const perDim = new Int8Array(n * dim);
+    encodeInt8(v, n, mid, scale, perDim);
+    const uniform = new Int8Array(n * dim);
+    encodeUniformInt8(v, uniformScale(stats), uniform);
+    const dot = (x: Float32Array | Int8Array) => (a: number, b: number) => {
+      let s = 0;
+      for (let j = 0; j < dim; j++) s += x[a * dim + j]! * x[b * dim + j]!;
+      return s;
+    };
+    const top10 = (score: (a: number, b: number) => number, a: number) => [...Array(n).keys()].filter((b) => b !== a).sort((x, y) => score(a, y) - score(a, x)).slice(0, 10);
+    const agreement = (codes: Int8Array) => {
+      let same = 0;
+      for (let a = 0; a < 50; a++) {
+        const truth = new Set(top10(dot(v), a));
+        same += top10(dot(codes), a).filter((b) => truth.has(b)).length;
+      }
+      return same / 500;
+    };
+    // 0.998 and 0.764 when written.
+    assert.ok(agreement(uniform) >= 0.97, `uniform ${agreement(uniform)}`);
+    assert.ok(agreement(perDim) <= 0.85, `per-dimension ${agreement(perDim)}`);
+    // The query side: q·x ≈ t·s·(w·c) with t = max|q|/127, s = max|x|/127.
+    const q = v.slice(0, dim);
+    const { code, factor } = uniformInt8Query(q);
+    assert.equal(Math.max(...code.map(Math.abs)), 127);
+    const s = uniformScale(stats);
+    let approx = 0;
+    for (let j = 0; j < dim; j++) approx += code[j]! * uniform[dim + j]!;
+    assert.ok(Math.abs(approx * factor * s - dot(v)(0, 1)) < 0.01, `${approx * factor * s} against ${dot(v)(0, 1)}`);
   });
 
   it('re-scoring: usearch\'s SIMD dot products equal the JavaScript loop\'s to float32 precision', { skip: usearchMissing && 'the optional package usearch is not installed' }, async () => {
@@ -195,14 +249,54 @@ describe('quantized search against exact search on a fixed set (HotpotQA passage
     file.close();
   });
 
-  it('an int8 graph holds codes.i8\'s codes: searched at full width it ranks like the flat int8 scan', { skip: usearchMissing && 'the optional package usearch is not installed' }, async () => {
+  it('an int8 graph holds uniform codes: searched at full width it ranks like an exhaustive scan of them', { skip: usearchMissing && 'the optional package usearch is not installed' }, async () => {
     await buildIndex(join(tmp.dir, 'hotpot.jsonl'), dir, { embedder: e, dense: { quantize: 'int8', hnsw: true, threads: 1 }, quiet: true });
     const meta = JSON.parse(readFileSync(join(dir, 'dense', 'meta.json'), 'utf8')) as DenseMeta;
-    assert.equal(meta.hnsw?.vectors, 'int8-codes');
-    // rescore 1: each returns exact scores for its own top 10 by int8 code score; ef ≥ n makes the graph search (nearly) exhaustive.
-    const same = await overlapAt10({ mode: 'flat', rescore: 1 }, { mode: 'hnsw', rescore: 1, expansion: meta.n });
-    // 1.0 when written; a graph of usearch's own cast of the float32 vectors (x·127/‖x‖) agreed on 0.97 in the same setting.
-    assert.ok(same >= 0.99, `overlap ${same}`);
+    assert.equal(meta.hnsw?.vectors, 'int8-uniform');
+    const file = new RowFile(join(dir, 'dense', 'vectors.f32'), 4 * meta.dim, meta.n);
+    const raw = file.read(0, meta.n);
+    file.close();
+    const codes = new Int8Array(meta.n * meta.dim);
+    encodeUniformInt8(new Float32Array(raw.buffer, raw.byteOffset, meta.n * meta.dim), meta.hnsw!.scale!, codes);
+    // rescore 1 returns (with exact scores) the graph's own top 10 by code score; ef ≥ n makes the search (nearly) exhaustive.
+    const graph = await DenseIndex.open(join(dir, 'dense'), { mode: 'hnsw', rescore: 1, expansion: meta.n });
+    const qs = questions.slice(0, 30).map((q) => e.embedOne(q.question));
+    const got = await graph.searchBatch(qs, 10);
+    graph.close();
+    let same = 0;
+    qs.forEach((q, i) => {
+      const w = uniformInt8Query(q).code;
+      const score = (r: number) => codes.subarray(r * meta.dim, (r + 1) * meta.dim).reduce((s, c, j) => s + c * w[j]!, 0);
+      const want = new Set([...Array(meta.n).keys()].sort((a, b) => score(b) - score(a) || a - b).slice(0, 10));
+      same += got[i]!.filter((h) => want.has(h.doc)).length;
+    });
+    assert.ok(same / (10 * qs.length) >= 0.99, `overlap ${same / (10 * qs.length)}`);
+  });
+
+  it('an int8 graph of per-dimension codes (built before 2026-11-26) still searches, and the next build replaces it', { skip: usearchMissing && 'the optional package usearch is not installed' }, async () => {
+    await buildIndex(join(tmp.dir, 'hotpot.jsonl'), dir, { embedder: e, dense: { quantize: 'int8', hnsw: true, threads: 1 }, quiet: true });
+    const metaPath = join(dir, 'dense', 'meta.json');
+    const meta = JSON.parse(readFileSync(metaPath, 'utf8')) as DenseMeta;
+    // The graph as those versions built it: codes.i8's rows, through the native binding.
+    const usearch = await loadUsearch();
+    const old = new usearch.CompiledIndex(meta.dim, 'ip', 'i8', 16, 40, 0, false);
+    const codes = new RowFile(join(dir, 'dense', 'codes.i8'), meta.dim, meta.n);
+    const all = codes.read(0, meta.n);
+    codes.close();
+    old.add(BigUint64Array.from({ length: meta.n }, (_, i) => BigInt(i)), new Int8Array(all.buffer, all.byteOffset, meta.n * meta.dim), 1);
+    old.save(join(dir, 'dense', meta.hnsw!.file));
+    meta.hnsw!.vectors = 'int8-codes';
+    delete meta.hnsw!.scale;
+    writeFileSync(metaPath, JSON.stringify(meta));
+    const manifestPath = join(dir, 'index.json'); // the index's manifest holds the same dense meta
+    const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as { dense: DenseMeta };
+    manifest.dense = meta;
+    writeFileSync(manifestPath, JSON.stringify(manifest));
+    const recall = await overlapAt10({ mode: 'flat', kernel: 'js' }, { mode: 'hnsw' });
+    assert.ok(recall >= 0.9, `recall ${recall}`);
+    await buildIndex(join(tmp.dir, 'hotpot.jsonl'), dir, { embedder: e, dense: { quantize: 'int8', hnsw: true, threads: 1 }, quiet: true });
+    assert.equal((JSON.parse(readFileSync(metaPath, 'utf8')) as DenseMeta).hnsw?.vectors, 'int8-uniform');
+    assert.equal((JSON.parse(readFileSync(manifestPath, 'utf8')) as { dense: DenseMeta }).dense.hnsw?.vectors, 'int8-uniform');
   });
 
   it('an int8 graph from before int8 codes (usearch cast the float32 vectors) still opens and searches', { skip: usearchMissing && 'the optional package usearch is not installed' }, async () => {
@@ -369,7 +463,7 @@ describe('CLI: --quantize, index info, and the dense search flags', () => {
   it('builds int8 codes with an HNSW graph over them, says so in index info, and searches through it', { skip: usearchMissing && 'the optional package usearch is not installed' }, () => {
     const { cli, dir, info } = buildWithGraph('int8', 'cli-index-int8');
     assert.match(info, /dense flat search: 256 bytes per vector/);
-    assert.match(info, /dense HNSW search: \d+ bytes per vector \(per-dimension int8 codes \+ links; M 16, efConstruction 40\)/);
+    assert.match(info, /dense HNSW search: \d+ bytes per vector \(uniform int8 codes \+ links; M 16, efConstruction 40\)/);
     const r = cli.run('search', '--index', dir, '--retrieval', 'dense', '--dense-mode', 'hnsw', '--ef', '128', '--threads', '1', '--k', '3', 'Scott Derrickson director');
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /^dense\(hash:256, lexical, hnsw int8\): 3 hits/);
@@ -381,7 +475,7 @@ describe('CLI: --quantize, index info, and the dense search flags', () => {
 
   it('takes the graph parameters M and efConstruction, records them, and rebuilds the graph when they change', { skip: usearchMissing && 'the optional package usearch is not installed' }, () => {
     const { cli, dir, info } = buildWithGraph('int8', 'cli-index-m8', '--hnsw-m', '8', '--ef-construction', '24');
-    assert.match(info, /per-dimension int8 codes \+ links; M 8, efConstruction 24\)/);
+    assert.match(info, /uniform int8 codes \+ links; M 8, efConstruction 24\)/);
     const graph = join(dir, 'dense', 'hnsw.usearch');
     const small = statSync(graph).size;
     const again = cli.run('index', 'build', '--corpus', join(tmp.dir, 'hotpot.jsonl'), '--out', dir, '--dense', '--embedder', 'hash:256', '--quantize', 'int8', '--hnsw', '--hnsw-m', '24', '--ef-construction', '24');

@@ -16,7 +16,7 @@ import { InputError } from '../../core/errors.js';
 import { Progress } from '../../core/progress.js';
 import type { Passage } from '../../core/types.js';
 import type { Embedder, Prefixes } from '../embedders/embedder.js';
-import { codeBytes, dimStats, encodeBinary, encodeInt8, int8Params, type Quantization } from './quantize.js';
+import { codeBytes, dimStats, encodeBinary, encodeInt8, encodeUniformInt8, int8Params, type Quantization, uniformScale } from './quantize.js';
 import { loadUsearchGraph } from './usearch.js';
 import { RowFile } from './vectors.js';
 
@@ -34,11 +34,13 @@ export interface DenseMeta {
   quantization?: Quantization;
   codes?: { file: string; bytesPerVector: number };
   /**
-   * HNSW graph file, when built; `quantization` is usearch's scalar kind (absent: f32). `vectors:
-   * 'int8-codes'`: the i8 graph holds the per-dimension codes of codes.i8 and is searched with int8
-   * query codes; absent on an i8 graph, usearch quantized float32 input itself (graphs built before).
+   * HNSW graph file, when built; `quantization` is usearch's scalar kind (absent: f32). The vectors an
+   * i8 graph holds: `int8-uniform`, codes of one scale `scale` for every dimension (quantize.ts), searched
+   * with uniform query codes; `int8-codes` (graphs built before 2026-11-26), the per-dimension codes of
+   * codes.i8, searched with per-dimension query codes; absent, usearch's own cast of the float32 vectors
+   * (graphs built before those). All three still open and search; a build rebuilds the older two.
    */
-  hnsw?: { file: string; connectivity: number; quantization?: 'f32' | 'i8' | 'b1'; expansionAdd?: number; vectors?: 'int8-codes' };
+  hnsw?: { file: string; connectivity: number; quantization?: 'f32' | 'i8' | 'b1'; expansionAdd?: number; vectors?: 'int8-uniform' | 'int8-codes'; scale?: number };
 }
 
 export interface DenseBuildOptions {
@@ -68,7 +70,7 @@ export function denseMatches(meta: DenseMeta, opts: DenseBuildOptions): boolean 
   const q = opts.quantize ?? 'none';
   const graphOk =
     !meta.hnsw ||
-    (meta.hnsw.connectivity === (opts.connectivity ?? 16) && (meta.hnsw.expansionAdd ?? 40) === (opts.expansionAdd ?? 40) && (q !== 'int8' || meta.hnsw.vectors === 'int8-codes'));
+    (meta.hnsw.connectivity === (opts.connectivity ?? 16) && (meta.hnsw.expansionAdd ?? 40) === (opts.expansionAdd ?? 40) && (q !== 'int8' || meta.hnsw.vectors === 'int8-uniform'));
   return (meta.quantization ?? 'none') === q && (meta.hnsw !== undefined) === (opts.hnsw ?? false) && graphOk;
 }
 
@@ -211,14 +213,10 @@ async function buildSearchStructures(dir: string, meta: DenseMeta, opts: DenseBu
       const connectivity = opts.connectivity ?? 16;
       const expansionAdd = opts.expansionAdd ?? 40;
       const quantization = q === 'int8' ? 'i8' : q === 'binary' ? 'b1' : 'f32';
-      // int8 graphs are fed the rows of codes.i8 just written; the others the float32 vectors.
-      const codes = q === 'int8' ? new RowFile(join(dir, 'codes.i8'), dim, n) : undefined;
-      try {
-        await buildHnsw(dir, codes ?? file, dim, { connectivity, expansionAdd, quantization, centre, threads: opts.threads ?? 0 }, opts.quiet);
-      } finally {
-        codes?.close();
-      }
-      meta.hnsw = { file: 'hnsw.usearch', connectivity, quantization, expansionAdd, ...(codes ? { vectors: 'int8-codes' as const } : {}) };
+      // int8 graphs get uniform codes of the float32 vectors (not codes.i8's: see quantize.ts).
+      const scale = stats && q === 'int8' ? uniformScale(stats) : undefined;
+      await buildHnsw(dir, file, dim, { connectivity, expansionAdd, quantization, centre, uniformScale: scale, threads: opts.threads ?? 0 }, opts.quiet);
+      meta.hnsw = { file: 'hnsw.usearch', connectivity, quantization, expansionAdd, ...(scale !== undefined ? { vectors: 'int8-uniform' as const, scale } : {}) };
     }
   } finally {
     file.close();
@@ -237,20 +235,20 @@ function writeCodes(dir: string, name: string, file: RowFile, dim: number, encod
 }
 
 /**
- * Adds the rows of `source` to a usearch HNSW graph window by window and saves it. int8 graphs get
- * ragtrail's per-dimension codes (source is codes.i8), passed as they are through usearch's native
- * binding (usearch.ts): usearch's own cast of float32 input to i8 (x · 127 / ‖x‖) keeps ~4 bits of
- * a 768-dim unit vector, and at 200k × 768 its graph's top 10 reached recall 0.82 at ef 512 where
- * these codes reach 0.94 (and the search ran faster). The graph's metric is then the codes' inner product, which ranks like the true
- * one up to rounding for the query side (quantize.ts); links are chosen in that code space. f32 and
- * b1 graphs let usearch convert float32 itself (to b1 by sign, so binary vectors are centred first,
- * as their codes are).
+ * Adds the float32 rows of `source` to a usearch HNSW graph window by window and saves it. int8
+ * graphs get ragtrail's uniform codes (quantize.ts), passed as they are through usearch's native
+ * binding (usearch.ts): usearch's own cast of float32 input to i8 (x · 127 / ‖x‖, one scale per
+ * vector) keeps ~4 bits of a 768-dim unit vector, and at 200k × 768 its graph's top 10 reached
+ * recall 0.82 at ef 512 where codes of a file-wide scale reach 0.94. The graph's metric is the
+ * codes' inner product, proportional to the vectors' up to rounding, for the links chosen between
+ * stored vectors and for the query's. f32 and b1 graphs let usearch convert float32 itself (to b1 by
+ * sign, so binary vectors are centred first, as their codes are).
  */
 async function buildHnsw(
   dir: string,
   source: RowFile,
   dim: number,
-  o: { connectivity: number; expansionAdd: number; quantization: 'f32' | 'i8' | 'b1'; centre?: Float32Array; threads: number },
+  o: { connectivity: number; expansionAdd: number; quantization: 'f32' | 'i8' | 'b1'; centre?: Float32Array; uniformScale?: number; threads: number },
   quiet?: boolean,
 ): Promise<void> {
   const Graph = await loadUsearchGraph('an HNSW graph');
@@ -261,12 +259,12 @@ async function buildHnsw(
   // recall 0.93 instead of 0.95 at ef 96), so the split stays what it was when the figures were taken.
   const perCall = Math.max(1, Math.floor((64 * 2 ** 20) / (4 * dim)));
   for (const { start, rows, bytes } of source.windows(perCall * source.rowBytes)) {
-    let vectors: Float32Array | Int8Array;
-    if (o.quantization === 'i8') vectors = new Int8Array(bytes.buffer, bytes.byteOffset, rows * dim);
-    else {
-      vectors = new Float32Array(bytes.buffer, bytes.byteOffset, rows * dim);
-      if (o.centre) for (let i = 0; i < rows * dim; i++) vectors[i]! -= o.centre[i % dim]!;
-    }
+    let vectors: Float32Array | Int8Array = new Float32Array(bytes.buffer, bytes.byteOffset, rows * dim);
+    if (o.quantization === 'i8') {
+      const codes = new Int8Array(rows * dim);
+      encodeUniformInt8(vectors, o.uniformScale!, codes);
+      vectors = codes;
+    } else if (o.centre) for (let i = 0; i < rows * dim; i++) vectors[i]! -= o.centre[i % dim]!;
     const keys = new BigUint64Array(rows);
     for (let i = 0; i < rows; i++) keys[i] = BigInt(start + i);
     index.add(keys, vectors, o.threads);

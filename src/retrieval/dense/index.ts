@@ -17,7 +17,7 @@ import { InputError } from '../../core/errors.js';
 import { TopK } from '../topk.js';
 import type { ScoredDoc } from '../types.js';
 import { DENSE_FORMAT_VERSION, type DenseMeta } from './build.js';
-import { codeBytes, hammingScan, int8Query, type Quantization } from './quantize.js';
+import { codeBytes, hammingScan, int8Query, type Quantization, uniformInt8Query } from './quantize.js';
 import { loadOnnxRuntime, OnnxFlatKernel } from './onnx.js';
 import { scoreRows } from './rescore.js';
 import { exactSearch, keyRows, loadUsearch, type UsearchBinding, type UsearchGraph } from './usearch.js';
@@ -146,12 +146,14 @@ export class DenseIndex {
   }
 
   /**
-   * The graph's best n per query. A graph of int8 codes takes each query as its int8 code, scores
-   * t·dot + offset as in the flat scan (quantize.ts); the others take the float32 query (binary
-   * graphs rank by Hamming distance, older i8 graphs by usearch's own cast).
+   * The graph's best n per query. A graph of uniform int8 codes takes each query as its uniform code
+   * and scores t·scale·dot; one of per-dimension codes (built before) takes the per-dimension query
+   * code and scores t·dot + offset as the flat scan does (quantize.ts); the others take the float32
+   * query (binary graphs rank by Hamming distance, the oldest i8 graphs by usearch's own cast).
    */
   private searchHnsw(queries: readonly Float32Array[], n: number): ScoredDoc[][] {
-    const { encoded, batch } = this.encodeQueries(queries, this.meta.hnsw!.vectors === 'int8-codes');
+    const kind = this.meta.hnsw!.vectors;
+    const { encoded, batch } = this.encodeQueries(queries, kind === 'int8-uniform' ? 'uniform' : kind === 'int8-codes' ? 'int8' : 'float');
     const [keys, distances, counts] = this.hnsw!.search(batch, n, this.opts.threads ?? 0);
     const rows = keyRows(keys);
     const binary = this.quantization === 'binary';
@@ -207,7 +209,7 @@ export class DenseIndex {
     }
     // float32 or int8: one dot product per (query, row); int8 scores are t·dot + offset (quantize.ts).
     const int8 = this.quantization === 'int8';
-    const { encoded, batch } = this.encodeQueries(queries, int8);
+    const { encoded, batch } = this.encodeQueries(queries, int8 ? 'int8' : 'float');
     const usearch = this.usearch;
     for (const c of this.chunks) {
       const data = int8 ? new Int8Array(c.bytes.buffer, c.bytes.byteOffset, c.rows * dim) : new Float32Array(c.bytes.buffer, c.bytes.byteOffset, c.rows * dim);
@@ -240,15 +242,24 @@ export class DenseIndex {
   }
 
   /**
-   * Each query as the scorers take it, and all of them in one array for usearch: int8 codes with the
-   * factor and offset that turn their dot products into scores (quantize.ts), or the float32 query
-   * itself (factor 1, offset 0).
+   * Each query as the scorers take it, and all of them in one array for usearch, with the factor and
+   * offset that turn their dot products into scores (quantize.ts): per-dimension int8 codes (codes.i8),
+   * uniform int8 codes (the graph's), or the float32 query itself (factor 1, offset 0).
    */
-  private encodeQueries(queries: readonly Float32Array[], int8: boolean): { encoded: { code: Int8Array | Float32Array; factor: number; offset: number }[]; batch: Int8Array | Float32Array } {
+  private encodeQueries(queries: readonly Float32Array[], as: 'int8' | 'uniform' | 'float'): { encoded: { code: Int8Array | Float32Array; factor: number; offset: number }[]; batch: Int8Array | Float32Array } {
     const dim = this.meta.dim;
-    if (int8) {
+    if (as === 'int8') {
       const batch = new Int8Array(queries.length * dim);
       const encoded = queries.map((q, i) => int8Query(q, this.params.mid!, this.params.scale!, batch.subarray(i * dim, (i + 1) * dim)));
+      return { encoded, batch };
+    }
+    if (as === 'uniform') {
+      const batch = new Int8Array(queries.length * dim);
+      const s = this.meta.hnsw!.scale!;
+      const encoded = queries.map((q, i) => {
+        const { code, factor } = uniformInt8Query(q, batch.subarray(i * dim, (i + 1) * dim));
+        return { code, factor: factor * s, offset: 0 };
+      });
       return { encoded, batch };
     }
     const batch = new Float32Array(queries.length * dim);

@@ -9,6 +9,15 @@
  *   and the first sum is the same for every passage, so ranking needs only the second, an int8 dot
  *   product once w_j = q_j·s_j is itself rounded to int8 with one scale per query (t = max|w|/127).
  *   768 bytes per 768-dim vector (a quarter of float32).
+ * int8, uniform — the HNSW graph's codes: one scale for every dimension and no centre (faiss's
+ *   QT_8bit_uniform range, symmetric), c = round(x/s) with s = max|x|/127 over the whole file. The
+ *   graph chooses its links by the distances between stored codes, and only these keep them
+ *   proportional to the vectors' inner products: c·c' ≈ x·y/s². The per-dimension codes' own inner
+ *   product is Σ_j (x_j − mid_j)(y_j − mid_j)/s_j², which weighs dimensions by 1/s_j² and adds
+ *   −mid·x − mid·y to every pair: it ranks a vector's neighbours differently from x·y wherever the
+ *   vectors share a mean direction (embeddings do), and graphs built on it needed ~10–20% more
+ *   search width than faiss's for the same recall (200k × 768, efConstruction 64) and ~2× at
+ *   efConstruction 40. Queries take their own scale (t = max|q|/127), so q·x ≈ t·s·(w·c).
  * binary — one bit per dimension, set when x_j is above the dimension's mean (centering keeps the
  *   bits balanced); queries take the bit q_j > 0 (q·x = q·(x − μ) + q·μ, the second term constant),
  *   ranked by Hamming distance. 96 bytes per 768-dim vector (1/32 of float32): a coarse filter
@@ -74,6 +83,34 @@ export function encodeInt8(v: Float32Array, rows: number, mid: Float32Array, sca
       out[off + j] = c > 127 ? 127 : c < -127 ? -127 : c;
     }
   }
+}
+
+/** The uniform int8 scale of a file: its largest |x| over every dimension, onto 127 (1 for an all-zero file). */
+export function uniformScale(stats: DimStats): number {
+  let m = 0;
+  for (let j = 0; j < stats.min.length; j++) m = Math.max(m, Math.abs(stats.min[j]!), Math.abs(stats.max[j]!));
+  return m > 0 ? m / 127 : 1;
+}
+
+/** Encodes `values` (any number of rows) into uniform int8 codes, round(x/scale) clamped to ±127. */
+export function encodeUniformInt8(values: Float32Array, scale: number, out: Int8Array): void {
+  for (let i = 0; i < values.length; i++) {
+    const c = roundHalfUp(values[i]! / scale);
+    out[i] = c > 127 ? 127 : c < -127 ? -127 : c;
+  }
+}
+
+/**
+ * A query's uniform int8 code (into `into` when given) and the factor t = max|q|/127 of its integer
+ * dot products with the graph's codes: q·x ≈ t·scale·(w·c).
+ */
+export function uniformInt8Query(q: Float32Array, into?: Int8Array): { code: Int8Array; factor: number } {
+  let maxAbs = 0;
+  for (let j = 0; j < q.length; j++) maxAbs = Math.max(maxAbs, Math.abs(q[j]!));
+  const t = maxAbs > 0 ? maxAbs / 127 : 1;
+  const code = into ?? new Int8Array(q.length);
+  for (let j = 0; j < q.length; j++) code[j] = roundHalfUp(q[j]! / t);
+  return { code, factor: t };
 }
 
 /** Encodes `rows` float32 vectors into sign bits around `centre` (bit j of word j>>5, low bit first). */
