@@ -17,7 +17,7 @@ import { Progress } from '../../core/progress.js';
 import type { Passage } from '../../core/types.js';
 import type { Embedder, Prefixes } from '../embedders/embedder.js';
 import { codeBytes, dimStats, encodeBinary, encodeInt8, encodeUniformInt8, int8Params, type Quantization, uniformScale } from './quantize.js';
-import { loadUsearchGraph } from './usearch.js';
+import { loadUsearch } from './usearch.js';
 import { RowFile } from './vectors.js';
 
 export const DENSE_FORMAT_VERSION = 1;
@@ -251,7 +251,7 @@ async function buildHnsw(
   o: { connectivity: number; expansionAdd: number; quantization: 'f32' | 'i8' | 'b1'; centre?: Float32Array; uniformScale?: number; threads: number },
   quiet?: boolean,
 ): Promise<void> {
-  const Graph = await loadUsearchGraph('an HNSW graph');
+  const Graph = (await loadUsearch('an HNSW graph')).CompiledIndex;
   const index = new Graph(dim, o.quantization === 'b1' ? 'hamming' : 'ip', o.quantization, o.connectivity, o.expansionAdd, 0, false);
   const progress = new Progress('HNSW graph', { unit: 'vectors', total: source.rows, quiet });
   // Rows per add call: as many as 64 MiB of float32 holds, for codes too. usearch's graph depends on

@@ -79,8 +79,7 @@ export function encodeInt8(v: Float32Array, rows: number, mid: Float32Array, sca
   const dim = mid.length;
   for (let r = 0, off = 0; r < rows; r++, off += dim) {
     for (let j = 0; j < dim; j++) {
-      const c = roundHalfUp((v[off + j]! - mid[j]!) / scale[j]!);
-      out[off + j] = c > 127 ? 127 : c < -127 ? -127 : c;
+      out[off + j] = int8Code((v[off + j]! - mid[j]!) / scale[j]!);
     }
   }
 }
@@ -94,10 +93,26 @@ export function uniformScale(stats: DimStats): number {
 
 /** Encodes `values` (any number of rows) into uniform int8 codes, round(x/scale) clamped to ±127. */
 export function encodeUniformInt8(values: Float32Array, scale: number, out: Int8Array): void {
-  for (let i = 0; i < values.length; i++) {
-    const c = roundHalfUp(values[i]! / scale);
-    out[i] = c > 127 ? 127 : c < -127 ? -127 : c;
-  }
+  for (let i = 0; i < values.length; i++) out[i] = int8Code(values[i]! / scale);
+}
+
+/** x rounded (as Math.round) and clamped to [−127, 127]: one stored code. */
+function int8Code(x: number): number {
+  const c = roundHalfUp(x);
+  return c > 127 ? 127 : c < -127 ? -127 : c;
+}
+
+/**
+ * Codes `w` at its own scale t = max|w|/127 (so the largest coordinate is ±127), into `into` when
+ * given; both query codings end here.
+ */
+function codeAtOwnScale(w: Float32Array, dim: number, into?: Int8Array): { code: Int8Array; t: number } {
+  let maxAbs = 0;
+  for (let j = 0; j < dim; j++) maxAbs = Math.max(maxAbs, Math.abs(w[j]!));
+  const t = maxAbs > 0 ? maxAbs / 127 : 1;
+  const code = into ?? new Int8Array(dim);
+  for (let j = 0; j < dim; j++) code[j] = roundHalfUp(w[j]! / t);
+  return { code, t };
 }
 
 /**
@@ -105,11 +120,7 @@ export function encodeUniformInt8(values: Float32Array, scale: number, out: Int8
  * dot products with the graph's codes: q·x ≈ t·scale·(w·c).
  */
 export function uniformInt8Query(q: Float32Array, into?: Int8Array): { code: Int8Array; factor: number } {
-  let maxAbs = 0;
-  for (let j = 0; j < q.length; j++) maxAbs = Math.max(maxAbs, Math.abs(q[j]!));
-  const t = maxAbs > 0 ? maxAbs / 127 : 1;
-  const code = into ?? new Int8Array(q.length);
-  for (let j = 0; j < q.length; j++) code[j] = roundHalfUp(q[j]! / t);
+  const { code, t } = codeAtOwnScale(q, q.length, into);
   return { code, factor: t };
 }
 
@@ -153,16 +164,12 @@ export function int8Query(q: Float32Array, mid: Float32Array, scale: Float32Arra
   const dim = q.length;
   if (scaled.length < dim) scaled = new Float32Array(dim);
   const w = scaled; // float32, as the code's scale t is taken from the float32 products
-  let maxAbs = 0;
   let offset = 0;
   for (let j = 0; j < dim; j++) {
     w[j] = q[j]! * scale[j]!;
-    maxAbs = Math.max(maxAbs, Math.abs(w[j]!));
     offset += q[j]! * mid[j]!;
   }
-  const t = maxAbs > 0 ? maxAbs / 127 : 1;
-  const code = into ?? new Int8Array(dim);
-  for (let j = 0; j < dim; j++) code[j] = roundHalfUp(w[j]! / t);
+  const { code, t } = codeAtOwnScale(w, dim, into);
   return { code, factor: t, offset };
 }
 

@@ -75,11 +75,6 @@ export type UsearchGraphCtor = new (
   multi: boolean,
 ) => UsearchGraph;
 
-/** The HNSW index class of usearch's native binding. */
-export async function loadUsearchGraph(why = 'HNSW search'): Promise<UsearchGraphCtor> {
-  return (await loadUsearch(why)).CompiledIndex;
-}
-
 const LOW_WORD = endianness() === 'LE' ? 0 : 1;
 
 /**
