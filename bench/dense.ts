@@ -260,7 +260,7 @@ class FaissHnsw {
 
   /** Starts the process and waits for the build; its first object is the index's row (efSearch 64). */
   static async start(py: string): Promise<{ faiss: FaissHnsw; first: Record<string, number | string> }> {
-    const child = spawn(py, [join(ROOT, 'bench', 'faiss_anchor.py'), join(work, 'vectors.f32'), join(work, 'queries.f32'), String(DIM), String(K), String(THREADS), work, 'hnsw-serve', '', '1', String(HNSW_M), String(EF_CONSTRUCTION)], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const child = spawn(py, [join(ROOT, 'bench', 'faiss_anchor.py'), join(work, 'vectors.f32'), join(work, 'queries.f32'), String(DIM), String(K), String(THREADS), work, 'hnsw-serve', String(HNSW_M), String(EF_CONSTRUCTION)], { stdio: ['pipe', 'pipe', 'inherit'] });
     const faiss = new FaissHnsw(child, createInterface({ input: child.stdout })[Symbol.asyncIterator]());
     return { faiss, first: await faiss.next() };
   }

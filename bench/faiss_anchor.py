@@ -3,10 +3,8 @@
 Reads the same float32 vectors and queries the TypeScript bench wrote, builds each faiss index,
 times batched (all queries in one call) and unbatched (one query per call) search, and writes the
 top-k ids of the batched run so the bench computes recall@k against ragtrail's exact search.
-Usage: python faiss_anchor.py VECTORS.f32 QUERIES.f32 DIM K THREADS OUTDIR [flat,hnsw,ivfpq,sq8,knn,hnsw-serve] [EFS,EFS,... [ROUNDS [M [EFC]]]]
-Prints one JSON object per index on stdout; with an efSearch list, the HNSW index is also searched at
-each width (one more object per width, with its ids in faiss-hnsw-efEFS.ids; queries/s the median of
-ROUNDS timings, 3 by default), for the recall/speed curve.
+Usage: python faiss_anchor.py VECTORS.f32 QUERIES.f32 DIM K THREADS OUTDIR [flat,hnsw,ivfpq,sq8,knn,hnsw-serve] [M [EFC]]
+Prints one JSON object per index on stdout (HNSW: M and efConstruction EFC, 16 and 40 by default).
 `hnsw-serve` builds the HNSW index, prints its object, then answers one line `time EFS` on stdin at a
 time: one timing (all queries batched, then each query alone) at that width, printed as one object,
 its ids in faiss-hnsw-efEFS.ids. The TypeScript bench times ragtrail's graph between two such lines,
@@ -18,7 +16,6 @@ would not fit beside everything else in RAM.
 """
 import json
 import os
-import statistics
 import sys
 import time
 
@@ -56,10 +53,8 @@ def serve(index, search, xq, outdir) -> None:
 def main() -> None:
     vectors_path, queries_path, dim, k, threads, outdir = sys.argv[1:7]
     which = (sys.argv[7] if len(sys.argv) > 7 else "flat,hnsw,ivfpq").split(",")
-    sweep = [int(e) for e in sys.argv[8].split(",") if e] if len(sys.argv) > 8 else []
-    rounds = int(sys.argv[9]) if len(sys.argv) > 9 else 3
-    hnsw_m = int(sys.argv[10]) if len(sys.argv) > 10 else 16
-    ef_construction = int(sys.argv[11]) if len(sys.argv) > 11 else 40
+    hnsw_m = int(sys.argv[8]) if len(sys.argv) > 8 else 16
+    ef_construction = int(sys.argv[9]) if len(sys.argv) > 9 else 40
     dim, k, threads = int(dim), int(k), int(threads)
     faiss.omp_set_num_threads(threads)
     xb = np.memmap(vectors_path, dtype=np.float32, mode="r").reshape(-1, dim)
@@ -105,15 +100,6 @@ def main() -> None:
         print(json.dumps({"name": label, "build_s": build, "qps_batched": batched, "qps_unbatched": unbatched, "bytes_per_vector": code}), flush=True)
         if name == "hnsw-serve":
             serve(index, search, xq, outdir)
-            continue
-        if name == "hnsw":
-            for ef in sweep:
-                index.hnsw.efSearch = ef
-                index.search(xq[:2], k)  # warm-up
-                runs = [timed(search, xq, single_n) for _ in range(rounds)]
-                b, u, ids = statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs), runs[0][2]
-                ids.astype(np.int64).tofile(os.path.join(outdir, f"faiss-hnsw-ef{ef}.ids"))
-                print(json.dumps({"name": "hnsw", "efs": ef, "qps_batched": b, "qps_unbatched": u}), flush=True)
 
 
 if __name__ == "__main__":
