@@ -13,12 +13,16 @@ process (so the peak RSS is that engine's), and runs the bench's queries on one 
           b 0.4), an on-disk database without positions; queries one at a time (no batch API).
 Both get ragtrail's analysis: lowercase ASCII letter/digit runs (the synthetic text has no other
 characters), Lucene's 33 stop words dropped, the original Porter stemmer; title and text as one field.
-Usage: python bm25_anchor.py ENGINE CORPUS.jsonl QUERIES.json|- RAGTRAIL_HITS.json|- N WORKDIR [PASSES]
+Usage: python bm25_anchor.py ENGINE CORPUS.jsonl QUERIES.json|- RAGTRAIL_HITS.json|- N WORKDIR [PASSES [serve]]
 Each speed is the median of PASSES (default 3) timed passes over all the queries; every pass is
 printed to stderr.
 Prints one JSON object: build_s (analysis + indexing), peak_rss_bytes, disk_bytes, qps_single,
 qps_batched, recall10 (the query's source passage in the top 10), overlap10 (top-10 ids shared with
 ragtrail's, averaged over queries; null without ragtrail's hits).
+With `serve`, the process then stays up and answers each line `time` on stdin with one more timed
+pass (one by one, then batched where the engine has a batch call) as one object {qps_single,
+qps_batched}: the TypeScript bench times ragtrail between two such lines, so that each pair of
+figures is taken at the same moment (bench/retrieval.ts, "paired rounds").
 """
 import json
 import os
@@ -80,6 +84,13 @@ def median_rate(count, timed):
     return statistics.median(rates), rates, out
 
 
+def rate(count, timed):
+    """Queries/s of one call of timed(), which runs `count` queries."""
+    t0 = time.perf_counter()
+    timed()
+    return count / (time.perf_counter() - t0)
+
+
 def time_single(search, queries):
     for q in queries[:20]:  # warm-up (numba compiles on first call)
         search(q)
@@ -116,13 +127,13 @@ def index_bm25s(corpus, n, analyze):
 def run_bm25s(corpus, n, queries, workdir):
     analyze = bm25s_analyzer()
     retriever, build = index_bm25s(corpus, n, analyze)
-    out, hits = query_bm25s(retriever, analyze, queries)
+    out, hits, one_round = query_bm25s(retriever, analyze, queries)
     save = os.path.join(workdir, "bm25s-index")
     shutil.rmtree(save, ignore_errors=True)
     retriever.save(save)
     disk = folder_bytes(save)
     shutil.rmtree(save, ignore_errors=True)
-    return {"build_s": build, "disk_bytes": disk, **out}, hits
+    return {"build_s": build, "disk_bytes": disk, **out}, hits, one_round, lambda: None
 
 
 def query_bm25s(retriever, analyze, queries):
@@ -135,11 +146,18 @@ def query_bm25s(retriever, analyze, queries):
         docs, _ = retriever.retrieve([qi], k=10, n_threads=1, show_progress=False)
         return [int(d) for d in docs[0]]
 
+    def batched():
+        retriever.retrieve(q_ids, k=10, n_threads=1, show_progress=False)
+
     qps_single, hits = time_single(search, q_ids)
     retriever.retrieve(q_ids[:20], k=10, n_threads=1, show_progress=False)
-    qps_batched, rates, _ = median_rate(len(q_ids), lambda: retriever.retrieve(q_ids, k=10, n_threads=1, show_progress=False))
+    qps_batched, rates, _ = median_rate(len(q_ids), batched)
     print(f"batched, {len(rates)} passes: " + ", ".join(f"{r:.0f}" for r in rates) + " q/s", file=sys.stderr)
-    return {"qps_single": qps_single, "qps_batched": qps_batched}, hits
+
+    def one_round():
+        return {"qps_single": rate(len(q_ids), lambda: [search(q) for q in q_ids]), "qps_batched": rate(len(q_ids), batched)}
+
+    return {"qps_single": qps_single, "qps_batched": qps_batched}, hits, one_round
 
 
 def build_bm25s_chunked(corpus, n, analyze, chunk=100_000):
@@ -237,10 +255,10 @@ def run_bm25s_chunked(corpus, n, queries, workdir):
         print(f"bm25s-chunked: reusing {save} (kept by an earlier --keep run)", file=sys.stderr)
     disk = folder_bytes(save)
     retriever = bm25s.BM25.load(save, mmap=False, show_progress=False)
-    out, hits = query_bm25s(retriever, analyze, queries)
+    out, hits, one_round = query_bm25s(retriever, analyze, queries)
     if not keep:
         shutil.rmtree(save, ignore_errors=True)
-    return {"build_s": build, "disk_bytes": disk, **out}, hits
+    return {"build_s": build, "disk_bytes": disk, **out}, hits, one_round, lambda: None
 
 
 def check_bm25s_chunked(corpus, n):
@@ -300,9 +318,16 @@ def run_xapian(corpus, n, queries, workdir):
         return [m.docid - 1 for m in enquire.get_mset(0, 10)]
 
     qps_single, hits = time_single(search, q_terms)
-    if os.environ.get("RAGTRAIL_BENCH_KEEP") != "1":
-        shutil.rmtree(path, ignore_errors=True)
-    return {"build_s": build, "disk_bytes": disk, "qps_single": qps_single, "qps_batched": None}, hits
+
+    def one_round():
+        return {"qps_single": rate(len(q_terms), lambda: [search(t) for t in q_terms]), "qps_batched": None}
+
+    def cleanup():
+        rdb.close()
+        if os.environ.get("RAGTRAIL_BENCH_KEEP") != "1":
+            shutil.rmtree(path, ignore_errors=True)
+
+    return {"build_s": build, "disk_bytes": disk, "qps_single": qps_single, "qps_batched": None}, hits, one_round, cleanup
 
 
 def main():
@@ -311,6 +336,7 @@ def main():
     n = int(n)
     if len(sys.argv) > 7:
         PASSES = int(sys.argv[7])
+    serving = len(sys.argv) > 8 and sys.argv[8] == "serve"
     if engine == "bm25s-chunked-check":
         print(json.dumps(check_bm25s_chunked(corpus, n)), flush=True)
         return
@@ -320,7 +346,7 @@ def main():
     run = {"bm25s": run_bm25s, "bm25s-chunked": run_bm25s_chunked, "xapian": run_xapian}.get(engine)
     if run is None:
         raise SystemExit(f"unknown engine {engine}: use bm25s, bm25s-chunked, bm25s-chunked-check or xapian")
-    out, hits = run(corpus, n, queries, workdir)
+    out, hits, one_round, cleanup = run(corpus, n, queries, workdir)
     out["peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     out["recall10"] = sum(q["relevant"] in h for q, h in zip(qs, hits)) / len(qs)
     out["overlap10"] = None
@@ -329,6 +355,12 @@ def main():
             ours = [{int(s[4:]) for s in h} for h in json.load(f)]
         out["overlap10"] = sum(len(o & set(h)) / 10 for o, h in zip(ours, hits)) / len(qs)
     print(json.dumps({"engine": engine, "n": n, **out}), flush=True)
+    if serving:
+        for line in sys.stdin:
+            if line.strip() != "time":
+                raise SystemExit(f"serve: unknown command {line.strip()!r} (the only one is `time`)")
+            print(json.dumps(one_round()), flush=True)
+    cleanup()
 
 
 if __name__ == "__main__":

@@ -23,11 +23,15 @@
  *          --xapian-python /usr/bin/python3
  *          --passes 3 (timed passes over the queries at scale, ragtrail's and the anchors' alike; the
  *          median is the figure, and each pass is printed).
+ *          --duel-rounds 7 (then ragtrail and each anchor, whose process stays up, timed a pass each in
+ *          alternating order: the verdict is the median of the per-round ratios; 0 for none).
  */
-import { execFileSync } from 'node:child_process';
+import { type ChildProcessByStdio, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import type { Readable, Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import MiniSearch from 'minisearch';
 import winkBm25 from 'wink-bm25-text-search';
@@ -50,6 +54,7 @@ const { values: args } = parseArgs({
     'anchor-python': { type: 'string', default: process.env['RAGTRAIL_BENCH_PYTHON'] ?? resolve(import.meta.dirname, '..', '.venv-bench', 'bin', 'python') },
     'xapian-python': { type: 'string', default: '/usr/bin/python3' },
     passes: { type: 'string', default: '3' },
+    'duel-rounds': { type: 'string', default: '7' },
   },
 });
 const N = Number(args.n);
@@ -58,6 +63,9 @@ const NQ = Number(args.queries);
 /** Timed passes over the queries for the scale part's figures, ragtrail's and the anchors' alike: the median is reported. */
 const PASSES = Number(args.passes);
 if (!Number.isInteger(PASSES) || PASSES < 1) throw new Error(`--passes must be a whole number ≥ 1, not '${args.passes}'`);
+/** Paired rounds of ragtrail and each anchor (0: none). */
+const DUEL_ROUNDS = Number(args['duel-rounds']);
+if (!Number.isInteger(DUEL_ROUNDS) || DUEL_ROUNDS < 0) throw new Error(`--duel-rounds must be a whole number ≥ 0, not '${args['duel-rounds']}'`);
 const ROOT = resolve(import.meta.dirname, '..');
 const DATA = resolve(ROOT, '..', 'shared', 'data', 'hotpotqa');
 const work = join(tmpdir(), 'ragtrail-bench-retrieval');
@@ -278,7 +286,7 @@ async function scale(): Promise<void> {
   const anchorNames = args.anchors.split(',').filter(Boolean);
   if (anchorNames.length) {
     const own = { build: build?.seconds, rss: build?.peakRssBytes, disk: bytes - parts['docs.jsonl']! - statSync(join(dir, 'docs.off')).size, qps, rankingQps: ranking.qps, recall10 };
-    anchorTable(anchorNames, corpusPath, queryFile, own);
+    await anchorTable(anchorNames, corpusPath, queryFile, { ...own, dir, queries: queries.map((q) => q.query) });
   }
 
   if (N >= 21_000_000) return; // measured, nothing to extrapolate
@@ -346,9 +354,57 @@ const ANCHOR_LABEL: Record<string, string> = {
   xapian: 'Xapian 1.4 (BM25Weight)',
 };
 
-function anchorTable(names: string[], corpusPath: string, queryFile: string, own: { build?: number; rss?: number; disk: number; qps: number; rankingQps: number; recall10: number }): void {
+/**
+ * An anchor engine in a Python process that stays up (bm25_anchor.py … serve): it builds, measures
+ * itself as before and prints its row, then times one more pass whenever asked, so that each of its
+ * figures can be paired with one of ragtrail's taken at the same moment.
+ */
+class AnchorProcess {
+  private constructor(
+    private readonly child: ChildProcessByStdio<Writable, Readable, null>,
+    private readonly lines: AsyncIterator<string>,
+  ) {}
+
+  static async start(py: string, argv: string[], env: NodeJS.ProcessEnv): Promise<{ anchor: AnchorProcess; row: AnchorResult }> {
+    const child = spawn(py, [join(ROOT, 'bench', 'bm25_anchor.py'), ...argv, 'serve'], { env, stdio: ['pipe', 'pipe', 'inherit'] });
+    const anchor = new AnchorProcess(child, createInterface({ input: child.stdout })[Symbol.asyncIterator]());
+    return { anchor, row: (await anchor.next()) as unknown as AnchorResult };
+  }
+
+  private async next(): Promise<Record<string, unknown>> {
+    const r = await this.lines.next();
+    if (r.done) throw new Error('bm25_anchor.py ended early (its error is above)');
+    return JSON.parse(r.value) as Record<string, unknown>;
+  }
+
+  /** One pass over the queries, one by one, then batched (null where the engine has no batch call). */
+  async time(): Promise<{ single: number; batched: number | null }> {
+    this.child.stdin.write('time\n');
+    const a = await this.next();
+    return { single: Number(a['qps_single']), batched: a['qps_batched'] === null ? null : Number(a['qps_batched']) };
+  }
+
+  close(): void {
+    this.child.stdin.end();
+  }
+}
+
+/** Median and range of a list of ratios, as "1.23× (1.10–1.31)". */
+function ratioSummary(xs: number[]): string {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return `${quantileSorted(sorted, 0.5).toFixed(2)}× (${sorted[0]!.toFixed(2)}–${sorted.at(-1)!.toFixed(2)})`;
+}
+
+/**
+ * The anchors beside ragtrail. Each anchor's own figures (medians of its passes, minutes after
+ * ragtrail's) go in the table; then, with --duel-rounds R, ragtrail and the anchor are timed in R
+ * alternating rounds (a pass of each, which goes first alternating too) and the verdict is the median
+ * of the per-round ratios: on this shared machine, figures taken minutes apart moved by ±30%.
+ */
+async function anchorTable(names: string[], corpusPath: string, queryFile: string, own: { dir: string; queries: string[]; build?: number; rss?: number; disk: number; qps: number; rankingQps: number; recall10: number }): Promise<void> {
   const rows: (string | number)[][] = [[`ragtrail (N ${N})`, own.build?.toFixed(0) ?? 'reused', own.rss === undefined ? '' : gib(own.rss), mib(own.disk), own.qps.toFixed(0), '', own.recall10.toFixed(3), '1.000', '']];
-  let fastest: AnchorResult | undefined;
+  let fastest: { engine: string; qps: number } | undefined;
+  const duels: { engine: string; ours: number[]; single: number[]; batched: number[]; best: number[] }[] = [];
   for (const name of names) {
     const py = name === 'xapian' ? args['xapian-python'] : args['anchor-python'];
     if (!existsSync(py)) {
@@ -360,28 +416,56 @@ function anchorTable(names: string[], corpusPath: string, queryFile: string, own
     // --keep keeps the anchors' indexes too (Xapian's database, the chunk-built bm25s index, which a later run reuses).
     const env = { ...process.env, NUMBA_NUM_THREADS: '1', OMP_NUM_THREADS: '1', OPENBLAS_NUM_THREADS: '1', MKL_NUM_THREADS: '1', ...(args.keep ? { RAGTRAIL_BENCH_KEEP: '1' } : {}) };
     let a: AnchorResult;
+    let anchor: AnchorProcess;
     try {
-      const out = execFileSync(py, [join(ROOT, 'bench', 'bm25_anchor.py'), name, corpusPath, queryFile, `${corpusPath}.ragtrail-hits.json`, String(N), work, String(PASSES)], { encoding: 'utf8', env, maxBuffer: 1 << 26, stdio: ['ignore', 'pipe', 'inherit'] });
-      a = JSON.parse(out.trim().split('\n').pop()!) as AnchorResult;
+      ({ anchor, row: a } = await AnchorProcess.start(py, [name, corpusPath, queryFile, `${corpusPath}.ragtrail-hits.json`, String(N), work, String(PASSES)], env));
     } catch (e) {
       console.log(`(anchor ${name} failed: ${(e as Error).message.split('\n')[0]})`);
       continue;
     }
     const best = Math.max(a.qps_single, a.qps_batched ?? 0);
-    if (!fastest || best > Math.max(fastest.qps_single, fastest.qps_batched ?? 0)) fastest = a;
+    if (!fastest || best > fastest.qps) fastest = { engine: a.engine, qps: best };
     rows.push([
       ANCHOR_LABEL[a.engine] ?? a.engine,
       a.build_s === null ? 'kept' : a.build_s.toFixed(0), gib(a.peak_rss_bytes), mib(a.disk_bytes), a.qps_single.toFixed(0), a.qps_batched === null ? '' : a.qps_batched.toFixed(0),
       a.recall10.toFixed(3), a.overlap10 === null ? '' : a.overlap10.toFixed(3), `${(own.qps / a.qps_single).toFixed(2)}${a.qps_batched ? ` / ${(own.qps / a.qps_batched).toFixed(2)}` : ''}`,
     ]);
+    if (DUEL_ROUNDS > 0) {
+      const engine = ragtrailEngine(await openBm25(own.dir));
+      timeQueries(engine, own.queries, 10); // opened afresh: one untimed pass first
+      const duel = { engine: ANCHOR_LABEL[a.engine] ?? a.engine, ours: [] as number[], single: [] as number[], batched: [] as number[], best: [] as number[] };
+      for (let r = 0; r < DUEL_ROUNDS; r++) {
+        let ours: number;
+        let theirs: Awaited<ReturnType<AnchorProcess['time']>>;
+        if (r % 2 === 0) {
+          ours = timeQueries(engine, own.queries, 10, { warm: 0 }).qps;
+          theirs = await anchor.time();
+        } else {
+          theirs = await anchor.time();
+          ours = timeQueries(engine, own.queries, 10, { warm: 0 }).qps;
+        }
+        duel.ours.push(ours);
+        duel.single.push(ours / theirs.single);
+        if (theirs.batched !== null) duel.batched.push(ours / theirs.batched);
+        duel.best.push(ours / Math.max(theirs.single, theirs.batched ?? 0));
+        console.log(`  round ${r + 1}: ragtrail ${ours.toFixed(0)} q/s, ${a.engine} ${theirs.single.toFixed(0)}${theirs.batched === null ? '' : ` / ${theirs.batched.toFixed(0)} batched`} q/s (load ${load()})`);
+      }
+      duels.push(duel);
+    }
+    anchor.close();
   }
   console.log(`\nBM25 anchors: the same ${N} passages and queries, same analysis, k1 0.9, b 0.4, one thread (load now ${load()})`);
   console.log(formatTable(['engine', 'build s', 'peak RSS', 'disk (no passages)', 'q/s one by one', 'q/s batched', 'recall@10', 'top-10 overlap with ragtrail', 'ragtrail q/s ÷ this (one / batched)'], rows));
-  if (fastest) {
-    const best = Math.max(fastest.qps_single, fastest.qps_batched ?? 0);
-    console.log(`ragtrail one query at a time is ${(own.qps / best).toFixed(2)}× the fastest anchor (${fastest.engine}, ${best.toFixed(0)} q/s; target ≥ 2×)`);
-    console.log(`  ranking only (${own.rankingQps.toFixed(0)} q/s: the query analysed, the passages not read; the anchor's clock covers neither): ${(own.rankingQps / best).toFixed(2)}×`);
+  if (duels.length) {
+    console.log(`\npaired rounds (${DUEL_ROUNDS}): ragtrail's search (passages read) and the anchor's, timed back to back in alternating order; median of the per-round ratios (range)`);
+    console.log(formatTable(['anchor', 'ragtrail q/s per round', 'ragtrail ÷ one by one', 'ragtrail ÷ batched', 'ragtrail ÷ the faster of the two'], duels.map((d) => [
+      d.engine, d.ours.map((x) => x.toFixed(0)).join(', '), ratioSummary(d.single), d.batched.length ? ratioSummary(d.batched) : '', ratioSummary(d.best),
+    ])));
+    const worst = duels.reduce((w, d) => (quantileSorted([...d.best].sort((x, y) => x - y), 0.5) < quantileSorted([...w.best].sort((x, y) => x - y), 0.5) ? d : w));
+    console.log(`ragtrail one query at a time is ${ratioSummary(worst.best)} the fastest anchor in paired rounds (${worst.engine}; target ≥ 2×)`);
   }
+  if (fastest) console.log(`unpaired (each engine's median pass, minutes apart): ragtrail ${(own.qps / fastest.qps).toFixed(2)}× the fastest anchor (${fastest.engine}, ${fastest.qps.toFixed(0)} q/s)`);
+  console.log(`ranking only, for reference: ${own.rankingQps.toFixed(0)} q/s (the query analysed, the passages not read; the anchors' clocks cover neither)`);
 }
 
 console.log(`load average at start: ${load()}`);
