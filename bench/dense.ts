@@ -17,6 +17,8 @@
  *          --duel-rounds 15 (paired timings of ragtrail's graph and faiss's, each at its narrowest width
  *          reaching recall ≥ 0.95, in alternating order; the verdict is the median of the per-round ratios)
  *          --hnsw-m 16 --ef-construction 40 (graph parameters, the same for ragtrail's graphs and faiss's)
+ *          --faiss-ef-construction (faiss's efConstruction where it should differ from ragtrail's: graphs
+ *          compared at equal build time rather than equal parameters)
  *          --rescore 2 (int8 shortlist re-scored with float32, as a multiple of k)
  *          --floats-in-memory (ragtrail's int8/binary indexes hold the float32 rows they re-score from in RAM,
  *          as faiss's IndexHNSWFlat holds its vectors, instead of reading them from disk per query)
@@ -63,6 +65,7 @@ const { values: args } = parseArgs({
     'ef-sweep': { type: 'string', default: '64,128,256,384,512,768' },
     'hnsw-m': { type: 'string', default: '16' },
     'ef-construction': { type: 'string', default: '40' },
+    'faiss-ef-construction': { type: 'string' },
     'duel-rounds': { type: 'string', default: '15' },
     rescore: { type: 'string', default: '' },
     'floats-in-memory': { type: 'boolean', default: false },
@@ -77,6 +80,8 @@ const K = Number(args.k);
 const THREADS = Number(args.threads);
 const HNSW_M = Number(args['hnsw-m']);
 const EF_CONSTRUCTION = Number(args['ef-construction']);
+/** faiss's graph's efConstruction: --ef-construction unless set apart, e.g. to compare the two graphs at equal build time. */
+const FAISS_EF_CONSTRUCTION = Number(args['faiss-ef-construction'] ?? args['ef-construction']);
 const DUEL_ROUNDS = Number(args['duel-rounds']);
 /** The int8 shortlist as a multiple of k (empty: ragtrail's default, 2); binary keeps its default 40. */
 const RESCORE_INT8 = args.rescore ? Number(args.rescore) : 2;
@@ -260,7 +265,7 @@ class FaissHnsw {
 
   /** Starts the process and waits for the build; its first object is the index's row (efSearch 64). */
   static async start(py: string): Promise<{ faiss: FaissHnsw; first: Record<string, number | string> }> {
-    const child = spawn(py, [join(ROOT, 'bench', 'faiss_anchor.py'), join(work, 'vectors.f32'), join(work, 'queries.f32'), String(DIM), String(K), String(THREADS), work, 'hnsw-serve', String(HNSW_M), String(EF_CONSTRUCTION)], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const child = spawn(py, [join(ROOT, 'bench', 'faiss_anchor.py'), join(work, 'vectors.f32'), join(work, 'queries.f32'), String(DIM), String(K), String(THREADS), work, 'hnsw-serve', String(HNSW_M), String(FAISS_EF_CONSTRUCTION)], { stdio: ['pipe', 'pipe', 'inherit'] });
     const faiss = new FaissHnsw(child, createInterface({ input: child.stdout })[Symbol.asyncIterator]());
     return { faiss, first: await faiss.next() };
   }
@@ -384,7 +389,7 @@ async function main(): Promise<void> {
     const raw = readFileSync(join(work, `faiss-${name}.ids`));
     const ids = new BigInt64Array(raw.buffer, raw.byteOffset, NQ * K);
     const hits = Array.from({ length: NQ }, (_, i) => Array.from(ids.subarray(i * K, (i + 1) * K), Number));
-    const label = { flat: 'IndexFlatIP', knn: 'IndexFlatIP kernel (faiss.knn over the mapped file)', hnsw: `IndexHNSWFlat (M ${HNSW_M}, efC ${EF_CONSTRUCTION}, efS 64)`, sq8: 'IndexScalarQuantizer SQ8 (flat)', ivfpq: 'IndexIVFPQ (PQ96, nprobe 32)' }[name] ?? name;
+    const label = { flat: 'IndexFlatIP', knn: 'IndexFlatIP kernel (faiss.knn over the mapped file)', hnsw: `IndexHNSWFlat (M ${HNSW_M}, efC ${FAISS_EF_CONSTRUCTION}, efS 64)`, sq8: 'IndexScalarQuantizer SQ8 (flat)', ivfpq: 'IndexIVFPQ (PQ96, nprobe 32)' }[name] ?? name;
     const bpv = Number(a['bytes_per_vector']);
     anchors.push({ name: `faiss ${label}`, build: Number(a['build_s']), bytesPerVector: bpv, memory: bpv * N, batched: Number(a['qps_batched']), unbatched: Number(a['qps_unbatched']), recall: recallAt(hits, truth) });
     printRow(anchors.at(-1)!);
@@ -423,7 +428,7 @@ async function main(): Promise<void> {
     const r = await timeIndex(index, queries, undefined, hnsw ? queries.length : 2);
     const graphBytes = hnsw ? statSync(join(dir, meta.hnsw!.file)).size : 0;
     rows.push({
-      name: `ragtrail ${hnsw ? 'HNSW' : 'flat'} ${q === 'none' ? 'float32' : q}${q === 'none' ? '' : ` + float32 re-scoring (shortlist ${q === 'int8' ? RESCORE_INT8 : 40}·k${FLOATS_IN_MEMORY ? ', rows in RAM' : ''})`}`,
+      name: `ragtrail ${hnsw ? `HNSW (M ${HNSW_M}, efC ${EF_CONSTRUCTION})` : 'flat'} ${q === 'none' ? 'float32' : q}${q === 'none' ? '' : ` + float32 re-scoring (shortlist ${q === 'int8' ? RESCORE_INT8 : 40}·k${FLOATS_IN_MEMORY ? ', rows in RAM' : ''})`}`,
       build,
       // Rows held for re-scoring (--floats-in-memory) count in both.
       bytesPerVector: (hnsw ? graphBytes / N : (meta.codes?.bytesPerVector ?? 4 * DIM)) + (FLOATS_IN_MEMORY && q !== 'none' ? 4 * DIM : 0),
