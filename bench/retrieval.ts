@@ -431,7 +431,8 @@ async function anchorTable(names: string[], corpusPath: string, queryFile: strin
       a.recall10.toFixed(3), a.overlap10 === null ? '' : a.overlap10.toFixed(3), `${(own.qps / a.qps_single).toFixed(2)}${a.qps_batched ? ` / ${(own.qps / a.qps_batched).toFixed(2)}` : ''}`,
     ]);
     if (DUEL_ROUNDS > 0) {
-      const engine = ragtrailEngine(await openBm25(own.dir));
+      const retriever = await openBm25(own.dir);
+      const engine = ragtrailEngine(retriever);
       timeQueries(engine, own.queries, 10); // opened afresh: one untimed pass first
       const duel = { engine: ANCHOR_LABEL[a.engine] ?? a.engine, ours: [] as number[], single: [] as number[], batched: [] as number[], best: [] as number[] };
       for (let r = 0; r < DUEL_ROUNDS; r++) {
@@ -451,6 +452,7 @@ async function anchorTable(names: string[], corpusPath: string, queryFile: strin
         console.log(`  round ${r + 1}: ragtrail ${ours.toFixed(0)} q/s, ${a.engine} ${theirs.single.toFixed(0)}${theirs.batched === null ? '' : ` / ${theirs.batched.toFixed(0)} batched`} q/s (load ${load()})`);
       }
       duels.push(duel);
+      retriever.index.close();
     }
     anchor.close();
   }
