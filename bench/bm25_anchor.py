@@ -74,21 +74,18 @@ def folder_bytes(d):
 PASSES = 3  # timed passes over the queries; the median is reported (argv[7], as the bench's --passes)
 
 
-def median_rate(count, timed):
-    """Median queries/s over PASSES calls of timed(), which runs `count` queries and returns its result."""
-    rates, out = [], None
-    for _ in range(PASSES):
-        t0 = time.perf_counter()
-        out = timed()
-        rates.append(count / (time.perf_counter() - t0))
-    return statistics.median(rates), rates, out
-
-
 def rate(count, timed):
-    """Queries/s of one call of timed(), which runs `count` queries."""
+    """Queries/s of one call of timed(), which runs `count` queries, and its result."""
     t0 = time.perf_counter()
-    timed()
-    return count / (time.perf_counter() - t0)
+    out = timed()
+    return count / (time.perf_counter() - t0), out
+
+
+def median_rate(count, timed):
+    """Median queries/s over PASSES calls of timed(), every pass's rate, and the last call's result."""
+    runs = [rate(count, timed) for _ in range(PASSES)]
+    rates = [r for r, _ in runs]
+    return statistics.median(rates), rates, runs[-1][1]
 
 
 def time_single(search, queries):
@@ -155,7 +152,7 @@ def query_bm25s(retriever, analyze, queries):
     print(f"batched, {len(rates)} passes: " + ", ".join(f"{r:.0f}" for r in rates) + " q/s", file=sys.stderr)
 
     def one_round():
-        return {"qps_single": rate(len(q_ids), lambda: [search(q) for q in q_ids]), "qps_batched": rate(len(q_ids), batched)}
+        return {"qps_single": rate(len(q_ids), lambda: [search(q) for q in q_ids])[0], "qps_batched": rate(len(q_ids), batched)[0]}
 
     return {"qps_single": qps_single, "qps_batched": qps_batched}, hits, one_round
 
@@ -320,7 +317,7 @@ def run_xapian(corpus, n, queries, workdir):
     qps_single, hits = time_single(search, q_terms)
 
     def one_round():
-        return {"qps_single": rate(len(q_terms), lambda: [search(t) for t in q_terms]), "qps_batched": None}
+        return {"qps_single": rate(len(q_terms), lambda: [search(t) for t in q_terms])[0], "qps_batched": None}
 
     def cleanup():
         rdb.close()

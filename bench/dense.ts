@@ -36,9 +36,7 @@
  * faiss's whole sweep first and ragtrail's minutes later, 100 queries one by one, put that drift into
  * the ratio: ragtrail's q/s at ef 80 came out below its q/s at ef 128 in the same run.
  */
-import { type ChildProcessByStdio, execFileSync, spawn } from 'node:child_process';
-import { createInterface } from 'node:readline';
-import type { Readable, Writable } from 'node:stream';
+import { execFileSync } from 'node:child_process';
 import { closeSync, existsSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -49,6 +47,7 @@ import { indexVectors } from '../src/retrieval/dense/build.js';
 import { DenseIndex, type DenseOpenOptions } from '../src/retrieval/dense/index.js';
 import type { Quantization } from '../src/retrieval/dense/quantize.js';
 import type { ScoredDoc } from '../src/retrieval/types.js';
+import { JsonLinesProcess } from './json-lines-process.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -258,35 +257,24 @@ function configDir(name: string): string {
  * then timed at a width whenever asked, so that its figures and ragtrail's are taken at the same moment.
  */
 class FaissHnsw {
-  private constructor(
-    private readonly child: ChildProcessByStdio<Writable, Readable, null>,
-    private readonly lines: AsyncIterator<string>,
-  ) {}
+  private constructor(private readonly proc: JsonLinesProcess) {}
 
   /** Starts the process and waits for the build; its first object is the index's row (efSearch 64). */
-  static async start(py: string): Promise<{ faiss: FaissHnsw; first: Record<string, number | string> }> {
-    const child = spawn(py, [join(ROOT, 'bench', 'faiss_anchor.py'), join(work, 'vectors.f32'), join(work, 'queries.f32'), String(DIM), String(K), String(THREADS), work, 'hnsw-serve', String(HNSW_M), String(FAISS_EF_CONSTRUCTION)], { stdio: ['pipe', 'pipe', 'inherit'] });
-    const faiss = new FaissHnsw(child, createInterface({ input: child.stdout })[Symbol.asyncIterator]());
-    return { faiss, first: await faiss.next() };
-  }
-
-  private async next(): Promise<Record<string, number | string>> {
-    const r = await this.lines.next();
-    if (r.done) throw new Error('faiss_anchor.py hnsw-serve ended early (its error is above)');
-    return JSON.parse(r.value) as Record<string, number | string>;
+  static async start(py: string): Promise<{ faiss: FaissHnsw; first: Record<string, unknown> }> {
+    const proc = new JsonLinesProcess(py, [join(ROOT, 'bench', 'faiss_anchor.py'), join(work, 'vectors.f32'), join(work, 'queries.f32'), String(DIM), String(K), String(THREADS), work, 'hnsw-serve', String(HNSW_M), String(FAISS_EF_CONSTRUCTION)], 'faiss_anchor.py hnsw-serve');
+    return { faiss: new FaissHnsw(proc), first: await proc.next() };
   }
 
   /** One timing at width `ef`: every query batched, then each alone; the batched call's top k. */
   async time(ef: number): Promise<{ batched: number; unbatched: number; hits: number[][] }> {
-    this.child.stdin.write(`time ${ef}\n`);
-    const a = await this.next();
+    const a = await this.proc.ask(`time ${ef}`);
     const raw = readFileSync(join(work, `faiss-hnsw-ef${ef}.ids`));
     const ids = new BigInt64Array(raw.buffer, raw.byteOffset, NQ * K);
     return { batched: Number(a['qps_batched']), unbatched: Number(a['qps_unbatched']), hits: Array.from({ length: NQ }, (_, i) => Array.from(ids.subarray(i * K, (i + 1) * K), Number)) };
   }
 
   close(): void {
-    this.child.stdin.end();
+    this.proc.close();
   }
 }
 
@@ -384,7 +372,7 @@ async function main(): Promise<void> {
     for (const line of out.trim().split('\n')) addAnchor(JSON.parse(line) as Record<string, number | string>);
   };
   /** One faiss index's row from its JSON object (its top k in faiss-NAME.ids). */
-  const addAnchor = (a: Record<string, number | string>) => {
+  const addAnchor = (a: Record<string, unknown>) => {
     const name = String(a['name']);
     const raw = readFileSync(join(work, `faiss-${name}.ids`));
     const ids = new BigInt64Array(raw.buffer, raw.byteOffset, NQ * K);

@@ -26,12 +26,10 @@
  *          --duel-rounds 7 (then ragtrail and each anchor, whose process stays up, timed a pass each in
  *          alternating order: the verdict is the median of the per-round ratios; 0 for none).
  */
-import { type ChildProcessByStdio, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
-import type { Readable, Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import MiniSearch from 'minisearch';
 import winkBm25 from 'wink-bm25-text-search';
@@ -46,6 +44,7 @@ import type { Retriever } from '../src/retrieval/types.js';
 import { formatTable } from '../src/cli/table.js';
 import { quantileSorted } from '../src/eval/stats.js';
 import { Rng } from '../src/core/rng.js';
+import { JsonLinesProcess } from './json-lines-process.js';
 import { SyntheticText, writeSyntheticCorpus } from './synthetic-text.js';
 
 const { values: args } = parseArgs({
@@ -355,37 +354,26 @@ const ANCHOR_LABEL: Record<string, string> = {
 };
 
 /**
- * An anchor engine in a Python process that stays up (bm25_anchor.py … serve): it builds, measures
+ * A BM25 anchor in a Python process that stays up (bm25_anchor.py … serve): it builds, measures
  * itself as before and prints its row, then times one more pass whenever asked, so that each of its
  * figures can be paired with one of ragtrail's taken at the same moment.
  */
 class AnchorProcess {
-  private constructor(
-    private readonly child: ChildProcessByStdio<Writable, Readable, null>,
-    private readonly lines: AsyncIterator<string>,
-  ) {}
+  private constructor(private readonly proc: JsonLinesProcess) {}
 
   static async start(py: string, argv: string[], env: NodeJS.ProcessEnv): Promise<{ anchor: AnchorProcess; row: AnchorResult }> {
-    const child = spawn(py, [join(ROOT, 'bench', 'bm25_anchor.py'), ...argv, 'serve'], { env, stdio: ['pipe', 'pipe', 'inherit'] });
-    const anchor = new AnchorProcess(child, createInterface({ input: child.stdout })[Symbol.asyncIterator]());
-    return { anchor, row: (await anchor.next()) as unknown as AnchorResult };
-  }
-
-  private async next(): Promise<Record<string, unknown>> {
-    const r = await this.lines.next();
-    if (r.done) throw new Error('bm25_anchor.py ended early (its error is above)');
-    return JSON.parse(r.value) as Record<string, unknown>;
+    const proc = new JsonLinesProcess(py, [join(ROOT, 'bench', 'bm25_anchor.py'), ...argv, 'serve'], 'bm25_anchor.py', env);
+    return { anchor: new AnchorProcess(proc), row: (await proc.next()) as unknown as AnchorResult };
   }
 
   /** One pass over the queries, one by one, then batched (null where the engine has no batch call). */
   async time(): Promise<{ single: number; batched: number | null }> {
-    this.child.stdin.write('time\n');
-    const a = await this.next();
+    const a = await this.proc.ask('time');
     return { single: Number(a['qps_single']), batched: a['qps_batched'] === null ? null : Number(a['qps_batched']) };
   }
 
   close(): void {
-    this.child.stdin.end();
+    this.proc.close();
   }
 }
 
@@ -431,6 +419,8 @@ async function anchorTable(names: string[], corpusPath: string, queryFile: strin
       a.recall10.toFixed(3), a.overlap10 === null ? '' : a.overlap10.toFixed(3), `${(own.qps / a.qps_single).toFixed(2)}${a.qps_batched ? ` / ${(own.qps / a.qps_batched).toFixed(2)}` : ''}`,
     ]);
     if (DUEL_ROUNDS > 0) {
+      // Opened again rather than kept from measureOwn: the anchor's build (12 GiB for bm25s at 5M)
+      // then runs without ragtrail's postings (2.65 GiB at 21M) held beside it.
       const retriever = await openBm25(own.dir);
       const engine = ragtrailEngine(retriever);
       timeQueries(engine, own.queries, 10); // opened afresh: one untimed pass first
@@ -463,7 +453,8 @@ async function anchorTable(names: string[], corpusPath: string, queryFile: strin
     console.log(formatTable(['anchor', 'ragtrail q/s per round', 'ragtrail ÷ one by one', 'ragtrail ÷ batched', 'ragtrail ÷ the faster of the two'], duels.map((d) => [
       d.engine, d.ours.map((x) => x.toFixed(0)).join(', '), ratioSummary(d.single), d.batched.length ? ratioSummary(d.batched) : '', ratioSummary(d.best),
     ])));
-    const worst = duels.reduce((w, d) => (quantileSorted([...d.best].sort((x, y) => x - y), 0.5) < quantileSorted([...w.best].sort((x, y) => x - y), 0.5) ? d : w));
+    const median = (xs: number[]) => quantileSorted([...xs].sort((x, y) => x - y), 0.5);
+    const worst = duels.reduce((w, d) => (median(d.best) < median(w.best) ? d : w));
     console.log(`ragtrail one query at a time is ${ratioSummary(worst.best)} the fastest anchor in paired rounds (${worst.engine}; target ≥ 2×)`);
   }
   if (fastest) console.log(`unpaired (each engine's median pass, minutes apart): ragtrail ${(own.qps / fastest.qps).toFixed(2)}× the fastest anchor (${fastest.engine}, ${fastest.qps.toFixed(0)} q/s)`);
