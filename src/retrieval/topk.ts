@@ -1,6 +1,11 @@
 /** Top-k selection with a bounded binary min-heap: O(n log k) over n candidates. */
 import type { ScoredDoc } from './types.js';
 
+/** Ranking order: higher score first, then the smaller document number. */
+export function rankOrder(a: ScoredDoc, b: ScoredDoc): number {
+  return b.score - a.score || a.doc - b.doc;
+}
+
 export class TopK {
   private readonly docs: Int32Array;
   private readonly scores: Float64Array;
@@ -68,6 +73,6 @@ export class TopK {
   sorted(): ScoredDoc[] {
     const out: ScoredDoc[] = [];
     for (let i = 0; i < this.size; i++) out.push({ doc: this.docs[i]!, score: this.scores[i]! });
-    return out.sort((a, b) => b.score - a.score || a.doc - b.doc);
+    return out.sort(rankOrder);
   }
 }

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { copyFileSync, cpSync, readFileSync, readdirSync, truncateSync } from 'node:fs';
+import { copyFileSync, cpSync, readFileSync, readdirSync, statSync, truncateSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { Analyzer } from '../../src/retrieval/analyzer.js';
@@ -99,7 +99,33 @@ describe('BM25 block-max pruning', () => {
     const index = Bm25Index.open(dir);
     assert.equal(index.pruning, 'block-max');
     assert.equal(index.postingsInMemory, true);
+    assert.equal(index.kernel, 'wasm');
     assertExact(index, exhaustive);
+  });
+
+  it('the WebAssembly kernel and the TypeScript evaluation give the same answers, scores to the bit', () => {
+    const wasm = Bm25Index.open(dir, { kernel: 'wasm' });
+    const js = Bm25Index.open(dir, { kernel: 'js' });
+    assert.equal(js.kernel, 'js');
+    assert.equal(js.pruning, 'block-max');
+    for (const q of queries) for (const k of KS) assert.deepEqual(wasm.searchDocs(q, k), js.searchDocs(q, k), `${q} k=${k}`);
+    // Its memory holds the postings, skips, block maxima and norms: the index does not hold them twice.
+    const postings = statSync(join(dir, 'postings.bin')).size;
+    assert.ok(wasm.memoryBytes() >= postings && wasm.memoryBytes() < js.memoryBytes() + (16 << 20), `${wasm.memoryBytes()} against ${js.memoryBytes()}`);
+  });
+
+  it('a k beyond the kernel’s top-k area is answered by the TypeScript evaluation, still exact', () => {
+    const index = Bm25Index.open(dir);
+    for (const q of queries.slice(0, 5)) assert.deepEqual(index.searchDocs(q, 70_000), exhaustive.searchDocs(q, 70_000), q);
+  });
+
+  it('uses TypeScript where the kernel cannot serve, and names the reason when the kernel is asked for', () => {
+    assert.equal(Bm25Index.open(dir, { maxPostingsInMemory: 0 }).kernel, 'js');
+    assert.equal(Bm25Index.open(dir, { pruning: 'maxscore' }).kernel, 'js');
+    assert.equal(Bm25Index.open(dir, { params: { k1: 1.6, b: 0.95 } }).kernel, 'js');
+    assert.throws(() => Bm25Index.open(dir, { kernel: 'wasm', maxPostingsInMemory: 0 }), (e: unknown) => e instanceof InputError && /WebAssembly BM25 kernel cannot serve .*postings stay on disk/.test(e.message));
+    assert.throws(() => Bm25Index.open(dir, { kernel: 'wasm', pruning: 'none' }), (e: unknown) => e instanceof InputError && /block-max evaluation only, not 'none'/.test(e.message));
+    assert.throws(() => Bm25Index.open(dir, { kernel: 'simd' as never }), (e: unknown) => e instanceof InputError && /unknown BM25 kernel 'simd'/.test(e.message));
   });
 
   it('and with postings on disk, read in windows of 64 bytes and of 64 KiB', () => {
@@ -207,7 +233,10 @@ describe('BM25 length normalisation', () => {
       const idf = Math.log(1 + (n - (n - 1) + 0.5) / (n - 1 + 0.5));
       const want = lens.slice(0, -1).map((len) => idf / (1 + 0.9 * (1 - 0.4 + (0.4 * len) / avgdl)));
       for (const pruning of ['none', 'block-max'] as const) {
-        const got = Bm25Index.open(d, { pruning }).searchDocs('alpha', 10);
+        const index = Bm25Index.open(d, { pruning });
+        // Two-byte lengths go to the WebAssembly kernel; longer ones (no length-norm table) stay in TypeScript.
+        if (pruning === 'block-max') assert.equal(index.kernel, name === 'four bytes' ? 'js' : 'wasm');
+        const got = index.searchDocs('alpha', 10);
         assert.deepEqual(got.map((h) => h.doc), want.map((_, doc) => doc), pruning);
         got.forEach((h, i) => assert.ok(Math.abs(h.score - want[i]!) <= 1e-12 * want[i]!, `${pruning} doc ${h.doc}: ${h.score} vs ${want[i]}`));
       }

@@ -150,6 +150,8 @@ describe('BM25 MaxScore pruning with skip pointers', () => {
     ['in memory, postings past 2 GiB', () => {
       const index = Bm25Index.open(far, { maxPostingsInMemory: 2 ** 32 - 1 });
       assert.ok(index.postingsInMemory);
+      // The WebAssembly kernel then addresses postings past 2^31 too.
+      assert.equal(index.kernel, 'wasm');
       return index;
     }],
     ['postings on disk', () => Bm25Index.open(dir, { maxPostingsInMemory: 0 })],
