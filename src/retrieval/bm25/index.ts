@@ -41,7 +41,7 @@
  * any size needs only its dictionary, norms and skip tables in the heap.
  *
  * With postings in memory, block-max evaluation runs compiled to WebAssembly (assembly/block-max.ts,
- * the same steps as `blockMaxScore` below, same results to the bit; ~1.5× faster): the index arrays
+ * the same steps as `blockMaxScore` below, same results to the bit; ~1.7× faster): the index arrays
  * then live in the kernel's memory, and the evaluations here read them through views.
  */
 import { closeSync, existsSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
@@ -443,7 +443,10 @@ export class Bm25Index {
       this.skipDocs[i] = skips[2 * i]!;
       this.skipOffs[i] = skips[2 * i + 1]!;
     }
-    if (hasBlockMax) this.blockMax = arrays ? (readInto(blockMaxPath, bytesOf(arrays.blockMax)), arrays.blockMax) : typed(dir, 'blockmax.bin', (b, o, n) => new Float32Array(b, o, n), 4);
+    if (hasBlockMax) {
+      this.blockMax = arrays?.blockMax ?? new Float32Array(blocks);
+      readInto(blockMaxPath, bytesOf(this.blockMax));
+    }
   }
 
   /**
