@@ -124,6 +124,11 @@ function ragtrailEngine(retriever: Bm25Retriever): Engine {
   return { name: 'ragtrail bm25', build() {}, search: (q, k) => retriever.searchSync(q, k).map((h) => h.passageId) };
 }
 
+/** The index's ranking alone (the query analysed, no passage read), answering with document numbers. */
+function rankingEngine(retriever: Bm25Retriever): Engine {
+  return { name: 'ragtrail ranking', build() {}, search: (q, k) => retriever.index.searchDocs(q, k).map((h) => String(h.doc)) };
+}
+
 /** The BM25 retriever of an index folder, with its synchronous search and its index in reach. */
 async function openBm25(dir: string, bm25?: OpenRetrieverOptions['bm25']): Promise<Bm25Retriever> {
   const r = await openRetriever(dir, { method: 'bm25', bm25 });
@@ -203,7 +208,7 @@ async function measureOwn(dir: string, queries: { query: string }[], corpusPath:
   const { hits } = headline;
   // The work the anchors' clocks cover: they get pre-tokenized queries and return row numbers, while a
   // ragtrail search also reads the k passages from the store. Ranking only still analyses the query.
-  const ranking = timeQueries({ name: 'ragtrail ranking', build() {}, search: (q, k) => index.searchDocs(q, k).map((h) => String(h.doc)) }, texts, 10, { passes: PASSES });
+  const ranking = timeQueries(rankingEngine(retriever), texts, 10, { passes: PASSES });
   // Kept beside the corpus so the Python anchors can report their top-10 overlap with ragtrail.
   (await import('node:fs')).writeFileSync(`${corpusPath}.ragtrail-hits.json`, JSON.stringify(hits));
   // The same queries with the postings left on disk (the mode for indexes larger than RAM allows).
@@ -226,12 +231,11 @@ async function measureOwn(dir: string, queries: { query: string }[], corpusPath:
   // on disk), in alternation with the headline's kernel: what compiling it buys, ranking alone.
   const kernel = index.kernel;
   const tsOnly = await openBm25(dir, { kernel: 'js' });
-  const rank = (r: Bm25Retriever) => ({ name: 'ranking', build() {}, search: (q: string, k: number) => r.index.searchDocs(q, k).map((h) => String(h.doc)) });
   const kernels: { own: number; ts: number }[] = [];
   let sameKernelTop = 0;
   for (let rep = 0; rep < 3; rep++) {
-    const t = timeQueries(rank(tsOnly), texts, 10);
-    const o = timeQueries(rank(retriever), texts, 10);
+    const t = timeQueries(rankingEngine(tsOnly), texts, 10);
+    const o = timeQueries(rankingEngine(retriever), texts, 10);
     kernels.push({ own: o.qps, ts: t.qps });
     if (rep === 0) sameKernelTop = t.hits.filter((h, i) => h.join() === o.hits[i]!.join()).length;
   }

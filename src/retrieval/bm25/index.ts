@@ -271,15 +271,15 @@ class DocNorms {
   /** lengthNorm of every length up to the longest, when that is below 2^16 (else computed per call). */
   private readonly table: Float64Array | undefined;
 
-  /** `into`: arrays of the right width and length (the WebAssembly kernel's) to fill instead of new ones. */
+  /** `max`: the longest length; `into`: arrays of the right width and length (the WebAssembly kernel's) to fill instead of new ones. */
   constructor(
     docLen: Uint32Array,
+    max: number,
     private readonly k1: number,
     private readonly b: number,
     private readonly avgdl: number,
     into?: { lens: Uint8Array | Uint16Array; table: Float64Array },
   ) {
-    const max = longest(docLen);
     this.lens = into?.lens ?? (max < 2 ** 8 ? new Uint8Array(docLen.length) : max < 2 ** 16 ? new Uint16Array(docLen.length) : docLen);
     if (this.lens !== docLen) this.lens.set(docLen);
     // A lookup instead of a division per candidate; the same function fills it, so the values are the same to the bit.
@@ -429,11 +429,12 @@ export class Bm25Index {
       throw new InputError(`${blockMaxPath}: ${statSync(blockMaxPath).size} bytes where the postings need ${blocks * 4} (one float32 per block)`, 'rebuild the index (the file is truncated or from another build)');
     }
     this.pruning = asked === 'block-max' && !(hasBlockMax && this.exactBounds) ? 'maxscore' : asked;
-    this.wasm = this.openKernel(opts.kernel ?? 'auto', { postingsBytes: size, skipEntries, blocks, docs: docLen.length, maxLen: longest(docLen) });
+    const maxLen = longest(docLen);
+    this.wasm = this.openKernel(opts.kernel ?? 'auto', { postingsBytes: size, skipEntries, blocks, docs: docLen.length, maxLen });
     this.kernel = this.wasm ? 'wasm' : 'js';
     // With the kernel, every array it reads lives in its memory and is filled in place.
     const arrays = this.wasm?.arrays;
-    this.norms = new DocNorms(docLen, this.params.k1, this.params.b, meta.avgdl > 0 ? meta.avgdl : 1, arrays && { lens: arrays.lens, table: arrays.norms });
+    this.norms = new DocNorms(docLen, maxLen, this.params.k1, this.params.b, meta.avgdl > 0 ? meta.avgdl : 1, arrays && { lens: arrays.lens, table: arrays.norms });
     if (this.postingsInMemory) this.postings = readInto(postingsPath, arrays?.postings ?? new Uint8Array(size));
     else this.postingsFd = openSync(postingsPath, 'r');
     const skips = typed(dir, 'skips.bin', (b, o, n) => new Uint32Array(b, o, n), 4);

@@ -76,6 +76,10 @@ function compiledModule(): object | null {
 }
 
 const align = (n: number) => Math.ceil(n / 16) * 16;
+/** Bytes of each array, in layout order: postings, skip docs, skip offsets, block maxima, lengths, norms. */
+function regionBytes(s: KernelSizes): number[] {
+  return [s.postingsBytes, s.skipEntries * 4, s.skipEntries * 4, s.blocks * 4, s.docs * s.lenWidth, s.normEntries * 8];
+}
 /** Room for the kernel's own data below hostArea(): its cursors, top-k heap and result areas (~1.7 MB). */
 const KERNEL_RESERVE = 8 << 20;
 
@@ -102,8 +106,7 @@ export class WasmBlockMax {
   static create(sizes: KernelSizes, skipBlock: number): WasmBlockMax | undefined {
     const mod = compiledModule();
     if (!mod) return undefined;
-    const parts = [sizes.postingsBytes, sizes.skipEntries * 4, sizes.skipEntries * 4, sizes.blocks * 4, sizes.docs * sizes.lenWidth, sizes.normEntries * 8];
-    const bytes = parts.reduce((s, b) => s + align(b), 0) + KERNEL_RESERVE;
+    const bytes = regionBytes(sizes).reduce((s, b) => s + align(b), 0) + KERNEL_RESERVE;
     const pages = Math.ceil(bytes / WASM_PAGE);
     if (pages > MAX_PAGES) return undefined;
     const memory = new wasm.Memory({ initial: pages, maximum: pages });
@@ -122,12 +125,7 @@ export class WasmBlockMax {
       next += align(bytes);
       return p;
     };
-    const p = at(sizes.postingsBytes);
-    const sd = at(sizes.skipEntries * 4);
-    const so = at(sizes.skipEntries * 4);
-    const bm = at(sizes.blocks * 4);
-    const ln = at(sizes.docs * sizes.lenWidth);
-    const nm = at(sizes.normEntries * 8);
+    const [p, sd, so, bm, ln, nm] = regionBytes(sizes).map(at) as [number, number, number, number, number, number];
     exports.layout(p, sd, so, bm, ln, sizes.lenWidth, nm);
     // The memory never grows (its maximum is its size), so these views stay valid.
     const buf = memory.buffer;
