@@ -17,6 +17,7 @@
  *          --duel-rounds 15 (paired timings of ragtrail's graph and faiss's, each at its narrowest width
  *          reaching recall ≥ 0.95, in alternating order; the verdict is the median of the per-round ratios)
  *          --hnsw-m 16 --ef-construction 40 (graph parameters, the same for ragtrail's graphs and faiss's)
+ *          --hnsw-order clustered|natural (the order rows join ragtrail's graphs: build.ts's insertionOrder)
  *          --faiss-ef-construction (faiss's efConstruction where it should differ from ragtrail's: graphs
  *          compared at equal build time rather than equal parameters)
  *          --rescore 2 (int8 shortlist re-scored with float32, as a multiple of k)
@@ -64,6 +65,7 @@ const { values: args } = parseArgs({
     'ef-sweep': { type: 'string', default: '64,128,256,384,512,768' },
     'hnsw-m': { type: 'string', default: '16' },
     'ef-construction': { type: 'string', default: '40' },
+    'hnsw-order': { type: 'string', default: 'clustered' },
     'faiss-ef-construction': { type: 'string' },
     'duel-rounds': { type: 'string', default: '15' },
     rescore: { type: 'string', default: '' },
@@ -79,6 +81,8 @@ const K = Number(args.k);
 const THREADS = Number(args.threads);
 const HNSW_M = Number(args['hnsw-m']);
 const EF_CONSTRUCTION = Number(args['ef-construction']);
+if (args['hnsw-order'] !== 'clustered' && args['hnsw-order'] !== 'natural') throw new Error(`--hnsw-order: expected clustered or natural, got "${args['hnsw-order']}"`);
+const HNSW_ORDER: 'clustered' | 'natural' = args['hnsw-order'];
 /** faiss's graph's efConstruction: --ef-construction unless set apart, e.g. to compare the two graphs at equal build time. */
 const FAISS_EF_CONSTRUCTION = Number(args['faiss-ef-construction'] ?? args['ef-construction']);
 const DUEL_ROUNDS = Number(args['duel-rounds']);
@@ -407,7 +411,7 @@ async function main(): Promise<void> {
     console.log(`ragtrail ${q} ${hnsw ? 'hnsw' : 'flat'}: started, load ${loadNow()}`);
     const dir = configDir(`${q}-${hnsw ? 'hnsw' : 'flat'}`);
     let t0 = performance.now();
-    const meta = await indexVectors(dir, base, { quantize: q, hnsw, quiet: true, threads: THREADS, connectivity: HNSW_M, expansionAdd: EF_CONSTRUCTION });
+    const meta = await indexVectors(dir, base, { quantize: q, hnsw, quiet: true, threads: THREADS, connectivity: HNSW_M, expansionAdd: EF_CONSTRUCTION, hnswOrder: HNSW_ORDER });
     let build = secs(t0);
     t0 = performance.now();
     const rescore = { ...(q === 'int8' ? { rescore: RESCORE_INT8 } : {}), floatsInMemory: FLOATS_IN_MEMORY };
@@ -416,7 +420,7 @@ async function main(): Promise<void> {
     const r = await timeIndex(index, queries, undefined, hnsw ? queries.length : 2);
     const graphBytes = hnsw ? statSync(join(dir, meta.hnsw!.file)).size : 0;
     rows.push({
-      name: `ragtrail ${hnsw ? `HNSW (M ${HNSW_M}, efC ${EF_CONSTRUCTION})` : 'flat'} ${q === 'none' ? 'float32' : q}${q === 'none' ? '' : ` + float32 re-scoring (shortlist ${q === 'int8' ? RESCORE_INT8 : 40}·k${FLOATS_IN_MEMORY ? ', rows in RAM' : ''})`}`,
+      name: `ragtrail ${hnsw ? `HNSW (M ${HNSW_M}, efC ${EF_CONSTRUCTION}, ${HNSW_ORDER} order)` : 'flat'} ${q === 'none' ? 'float32' : q}${q === 'none' ? '' : ` + float32 re-scoring (shortlist ${q === 'int8' ? RESCORE_INT8 : 40}·k${FLOATS_IN_MEMORY ? ', rows in RAM' : ''})`}`,
       build,
       // Rows held for re-scoring (--floats-in-memory) count in both.
       bytesPerVector: (hnsw ? graphBytes / N : (meta.codes?.bytesPerVector ?? 4 * DIM)) + (FLOATS_IN_MEMORY && q !== 'none' ? 4 * DIM : 0),

@@ -5,6 +5,7 @@ import { InputError } from '../core/errors.js';
 import { createEmbedder, EMBEDDER_SPEC_HELP } from '../retrieval/embedders/embedder.js';
 import { denseFootprint } from '../retrieval/dense/index.js';
 import { QUANTIZATIONS, type Quantization } from '../retrieval/dense/quantize.js';
+import type { HnswOrder } from '../retrieval/dense/build.js';
 import { buildEngineIndex, ENGINE_SPEC_HELP, parseEngineSpec } from '../retrieval/engines/search-engine.js';
 import { buildIndex, readManifest } from '../retrieval/index-dir.js';
 import { choiceArg, intArg, numberArg } from './options.js';
@@ -23,6 +24,7 @@ interface BuildOpts {
   hnsw: boolean;
   hnswM: number;
   efConstruction: number;
+  hnswOrder: HnswOrder;
   quantize: Quantization;
   batchSize: number;
   concurrency: number;
@@ -57,6 +59,7 @@ export function registerIndex(program: Command): void {
     .option('--hnsw', 'also build an HNSW graph (usearch) for approximate dense search on large corpora', false)
     .option('--hnsw-m <n>', 'HNSW links per node and layer (M; the bottom layer keeps 2M)', intArg(2, 256), 16)
     .option('--ef-construction <n>', 'HNSW construction width (faiss efConstruction, usearch expansion_add): wider builds slower and links better (see the README)', intArg(1, 10_000), 40)
+    .option('--hnsw-order <order>', 'order rows join the HNSW graph: clustered (neighbours near each other in memory: faster search and build; see the README) or natural (file order)', choiceArg(['clustered', 'natural'] as const), 'clustered')
     .option('--quantize <q>', 'codes held in memory for dense search: none (float32), int8 (a quarter of the size) or binary (1/32); int8 and binary re-score a shortlist with the float32 vectors on disk', choiceArg(QUANTIZATIONS), 'none')
     .option('--batch-size <n>', 'passages per embedding request', intArg(1, 100_000), 256)
     .option('--concurrency <n>', 'embedding requests in flight at once (keeps a remote server busy)', intArg(1, 1024), 4)
@@ -82,7 +85,7 @@ export function registerIndex(program: Command): void {
         bm25: opts.bm25 ?? false,
         bm25Options: { k1: opts.k1, b: opts.b },
         embedder,
-        dense: { prefixes: { query: opts.queryPrefix, passage: opts.passagePrefix }, batchSize: opts.batchSize, concurrency: opts.concurrency, hnsw: opts.hnsw, connectivity: opts.hnswM, expansionAdd: opts.efConstruction, quantize: opts.quantize },
+        dense: { prefixes: { query: opts.queryPrefix, passage: opts.passagePrefix }, batchSize: opts.batchSize, concurrency: opts.concurrency, hnsw: opts.hnsw, connectivity: opts.hnswM, expansionAdd: opts.efConstruction, hnswOrder: opts.hnswOrder, quantize: opts.quantize },
         force: opts.force,
         skipInvalid: opts.skipInvalid,
       });
@@ -113,7 +116,7 @@ export function registerIndex(program: Command): void {
           const bytes = statSync(graph).size;
           const h = m.dense.hnsw!;
           const what = h.vectors === 'int8-uniform' ? 'uniform int8 codes' : h.vectors === 'int8-codes' ? 'per-dimension int8 codes (rebuilt by the next index build)' : `${h.quantization ?? 'f32'} vectors`;
-          console.log(`  dense HNSW search: ${(bytes / m.passages).toFixed(0)} bytes per vector (${what} + links; M ${h.connectivity}, efConstruction ${h.expansionAdd ?? 40}), RAM needed ${gib(bytes + offsets)} (the graph, memory-mapped${q === 'none' ? '' : '; float32 re-scoring from disk'})`);
+          console.log(`  dense HNSW search: ${(bytes / m.passages).toFixed(0)} bytes per vector (${what} + links; M ${h.connectivity}, efConstruction ${h.expansionAdd ?? 40}, ${h.order ?? 'natural'} order), RAM needed ${gib(bytes + offsets)} (the graph, memory-mapped${q === 'none' ? '' : '; float32 re-scoring from disk'})`);
         }
       }
       if (!m.bm25 && !m.dense) throw new InputError(`${dir}: the index has no search structure`, 'rebuild it');

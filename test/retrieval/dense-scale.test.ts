@@ -249,10 +249,12 @@ describe('quantized search against exact search on a fixed set (HotpotQA passage
     file.close();
   });
 
-  it('an int8 graph holds uniform codes: searched at full width it ranks like an exhaustive scan of them', { skip: usearchMissing && 'the optional package usearch is not installed' }, async () => {
-    await buildIndex(join(tmp.dir, 'hotpot.jsonl'), dir, { embedder: e, dense: { quantize: 'int8', hnsw: true, threads: 1 }, quiet: true });
+  for (const hnswOrder of ['clustered', 'natural'] as const) {
+  it(`an int8 graph holds uniform codes: searched at full width it ranks like an exhaustive scan of them (${hnswOrder} order: keys stay rows)`, { skip: usearchMissing && 'the optional package usearch is not installed' }, async () => {
+    await buildIndex(join(tmp.dir, 'hotpot.jsonl'), dir, { embedder: e, dense: { quantize: 'int8', hnsw: true, hnswOrder, threads: 1 }, quiet: true });
     const meta = JSON.parse(readFileSync(join(dir, 'dense', 'meta.json'), 'utf8')) as DenseMeta;
     assert.equal(meta.hnsw?.vectors, 'int8-uniform');
+    assert.equal(meta.hnsw?.order, hnswOrder);
     const file = new RowFile(join(dir, 'dense', 'vectors.f32'), 4 * meta.dim, meta.n);
     const raw = file.read(0, meta.n);
     file.close();
@@ -272,6 +274,7 @@ describe('quantized search against exact search on a fixed set (HotpotQA passage
     });
     assert.ok(same / (10 * qs.length) >= 0.99, `overlap ${same / (10 * qs.length)}`);
   });
+  }
 
   it('an int8 graph of per-dimension codes (built before 2026-11-26) still searches, and the next build replaces it', { skip: usearchMissing && 'the optional package usearch is not installed' }, async () => {
     await buildIndex(join(tmp.dir, 'hotpot.jsonl'), dir, { embedder: e, dense: { quantize: 'int8', hnsw: true, threads: 1 }, quiet: true });
@@ -449,7 +452,7 @@ describe('CLI: --quantize, index info, and the dense search flags', () => {
     const { cli, dir, info } = buildWithGraph('binary', 'cli-index');
     assert.match(info, /codes binary/);
     assert.match(info, /dense flat search: 32 bytes per vector/);
-    assert.match(info, /dense HNSW search: \d+ bytes per vector \(b1 vectors \+ links; M 16, efConstruction 40\)/);
+    assert.match(info, /dense HNSW search: \d+ bytes per vector \(b1 vectors \+ links; M 16, efConstruction 40, natural order\)/);
     for (const mode of ['flat', 'hnsw']) {
       const r = cli.run('search', '--index', dir, '--retrieval', 'dense', '--dense-mode', mode, '--rescore', '8', '--ef', '128', '--threads', '1', '--k', '3', 'Scott Derrickson director');
       assert.equal(r.status, 0, r.stderr);
@@ -463,7 +466,7 @@ describe('CLI: --quantize, index info, and the dense search flags', () => {
   it('builds int8 codes with an HNSW graph over them, says so in index info, and searches through it', { skip: usearchMissing && 'the optional package usearch is not installed' }, () => {
     const { cli, dir, info } = buildWithGraph('int8', 'cli-index-int8');
     assert.match(info, /dense flat search: 256 bytes per vector/);
-    assert.match(info, /dense HNSW search: \d+ bytes per vector \(uniform int8 codes \+ links; M 16, efConstruction 40\)/);
+    assert.match(info, /dense HNSW search: \d+ bytes per vector \(uniform int8 codes \+ links; M 16, efConstruction 40, clustered order\)/);
     const r = cli.run('search', '--index', dir, '--retrieval', 'dense', '--dense-mode', 'hnsw', '--ef', '128', '--threads', '1', '--k', '3', 'Scott Derrickson director');
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /^dense\(hash:256, lexical, hnsw int8\): 3 hits/);
@@ -475,13 +478,16 @@ describe('CLI: --quantize, index info, and the dense search flags', () => {
 
   it('takes the graph parameters M and efConstruction, records them, and rebuilds the graph when they change', { skip: usearchMissing && 'the optional package usearch is not installed' }, () => {
     const { cli, dir, info } = buildWithGraph('int8', 'cli-index-m8', '--hnsw-m', '8', '--ef-construction', '24');
-    assert.match(info, /uniform int8 codes \+ links; M 8, efConstruction 24\)/);
+    assert.match(info, /uniform int8 codes \+ links; M 8, efConstruction 24, clustered order\)/);
     const graph = join(dir, 'dense', 'hnsw.usearch');
     const small = statSync(graph).size;
     const again = cli.run('index', 'build', '--corpus', join(tmp.dir, 'hotpot.jsonl'), '--out', dir, '--dense', '--embedder', 'hash:256', '--quantize', 'int8', '--hnsw', '--hnsw-m', '24', '--ef-construction', '24');
     assert.equal(again.status, 0, again.stderr);
-    assert.match(cli.run('index', 'info', dir).stdout, /M 24, efConstruction 24\)/);
+    assert.match(cli.run('index', 'info', dir).stdout, /M 24, efConstruction 24, clustered order\)/);
     assert.ok(statSync(graph).size > small, 'three times the links per node take more bytes');
+    const natural = cli.run('index', 'build', '--corpus', join(tmp.dir, 'hotpot.jsonl'), '--out', dir, '--dense', '--embedder', 'hash:256', '--quantize', 'int8', '--hnsw', '--hnsw-m', '24', '--ef-construction', '24', '--hnsw-order', 'natural');
+    assert.equal(natural.status, 0, natural.stderr);
+    assert.match(cli.run('index', 'info', dir).stdout, /M 24, efConstruction 24, natural order\)/);
     const bad = cli.run('index', 'build', '--corpus', join(tmp.dir, 'hotpot.jsonl'), '--out', dir, '--dense', '--hnsw', '--ef-construction', '0');
     assert.equal(bad.status, 2);
     assert.match(bad.stderr, /--ef-construction/);
