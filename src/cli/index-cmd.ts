@@ -5,7 +5,7 @@ import { InputError } from '../core/errors.js';
 import { createEmbedder, EMBEDDER_SPEC_HELP } from '../retrieval/embedders/embedder.js';
 import { denseFootprint } from '../retrieval/dense/index.js';
 import { QUANTIZATIONS, type Quantization } from '../retrieval/dense/quantize.js';
-import type { HnswOrder } from '../retrieval/dense/build.js';
+import { HNSW_ORDERS, type HnswOrder } from '../retrieval/dense/build.js';
 import { buildEngineIndex, ENGINE_SPEC_HELP, parseEngineSpec } from '../retrieval/engines/search-engine.js';
 import { buildIndex, readManifest } from '../retrieval/index-dir.js';
 import { choiceArg, intArg, numberArg } from './options.js';
@@ -59,7 +59,7 @@ export function registerIndex(program: Command): void {
     .option('--hnsw', 'also build an HNSW graph (usearch) for approximate dense search on large corpora', false)
     .option('--hnsw-m <n>', 'HNSW links per node and layer (M; the bottom layer keeps 2M)', intArg(2, 256), 16)
     .option('--ef-construction <n>', 'HNSW construction width (faiss efConstruction, usearch expansion_add): wider builds slower and links better (see the README)', intArg(1, 10_000), 40)
-    .option('--hnsw-order <order>', 'order rows join the HNSW graph: clustered (neighbours near each other in memory: faster search and build; see the README) or natural (file order)', choiceArg(['clustered', 'natural'] as const), 'clustered')
+    .option('--hnsw-order <order>', 'order rows join the HNSW graph: clustered (neighbours near each other in memory: faster search and build; see the README) or natural (file order)', choiceArg(HNSW_ORDERS), 'clustered')
     .option('--quantize <q>', 'codes held in memory for dense search: none (float32), int8 (a quarter of the size) or binary (1/32); int8 and binary re-score a shortlist with the float32 vectors on disk', choiceArg(QUANTIZATIONS), 'none')
     .option('--batch-size <n>', 'passages per embedding request', intArg(1, 100_000), 256)
     .option('--concurrency <n>', 'embedding requests in flight at once (keeps a remote server busy)', intArg(1, 1024), 4)

@@ -43,8 +43,10 @@ export interface DenseMeta {
   hnsw?: { file: string; connectivity: number; quantization?: 'f32' | 'i8' | 'b1'; expansionAdd?: number; vectors?: 'int8-uniform' | 'int8-codes'; scale?: number; order?: HnswOrder };
 }
 
+/** The orders rows can be added to an HNSW graph in (`--hnsw-order`); clustered is the default. */
+export const HNSW_ORDERS = ['clustered', 'natural'] as const;
 /** The order rows are added to an HNSW graph (see insertionOrder); absent in meta.json: natural. */
-export type HnswOrder = 'clustered' | 'natural';
+export type HnswOrder = (typeof HNSW_ORDERS)[number];
 
 export interface DenseBuildOptions {
   prefixes?: Prefixes;
