@@ -250,30 +250,30 @@ describe('quantized search against exact search on a fixed set (HotpotQA passage
   });
 
   for (const hnswOrder of ['clustered', 'natural'] as const) {
-  it(`an int8 graph holds uniform codes: searched at full width it ranks like an exhaustive scan of them (${hnswOrder} order: keys stay rows)`, { skip: usearchMissing && 'the optional package usearch is not installed' }, async () => {
-    await buildIndex(join(tmp.dir, 'hotpot.jsonl'), dir, { embedder: e, dense: { quantize: 'int8', hnsw: true, hnswOrder, threads: 1 }, quiet: true });
-    const meta = JSON.parse(readFileSync(join(dir, 'dense', 'meta.json'), 'utf8')) as DenseMeta;
-    assert.equal(meta.hnsw?.vectors, 'int8-uniform');
-    assert.equal(meta.hnsw?.order, hnswOrder);
-    const file = new RowFile(join(dir, 'dense', 'vectors.f32'), 4 * meta.dim, meta.n);
-    const raw = file.read(0, meta.n);
-    file.close();
-    const codes = new Int8Array(meta.n * meta.dim);
-    encodeUniformInt8(new Float32Array(raw.buffer, raw.byteOffset, meta.n * meta.dim), meta.hnsw!.scale!, codes);
-    // rescore 1 returns (with exact scores) the graph's own top 10 by code score; ef ≥ n makes the search (nearly) exhaustive.
-    const graph = await DenseIndex.open(join(dir, 'dense'), { mode: 'hnsw', rescore: 1, expansion: meta.n });
-    const qs = questions.slice(0, 30).map((q) => e.embedOne(q.question));
-    const got = await graph.searchBatch(qs, 10);
-    graph.close();
-    let same = 0;
-    qs.forEach((q, i) => {
-      const w = uniformInt8Query(q).code;
-      const score = (r: number) => codes.subarray(r * meta.dim, (r + 1) * meta.dim).reduce((s, c, j) => s + c * w[j]!, 0);
-      const want = new Set([...Array(meta.n).keys()].sort((a, b) => score(b) - score(a) || a - b).slice(0, 10));
-      same += got[i]!.filter((h) => want.has(h.doc)).length;
+    it(`an int8 graph holds uniform codes: searched at full width it ranks like an exhaustive scan of them (${hnswOrder} order: keys stay rows)`, { skip: usearchMissing && 'the optional package usearch is not installed' }, async () => {
+      await buildIndex(join(tmp.dir, 'hotpot.jsonl'), dir, { embedder: e, dense: { quantize: 'int8', hnsw: true, hnswOrder, threads: 1 }, quiet: true });
+      const meta = JSON.parse(readFileSync(join(dir, 'dense', 'meta.json'), 'utf8')) as DenseMeta;
+      assert.equal(meta.hnsw?.vectors, 'int8-uniform');
+      assert.equal(meta.hnsw?.order, hnswOrder);
+      const file = new RowFile(join(dir, 'dense', 'vectors.f32'), 4 * meta.dim, meta.n);
+      const raw = file.read(0, meta.n);
+      file.close();
+      const codes = new Int8Array(meta.n * meta.dim);
+      encodeUniformInt8(new Float32Array(raw.buffer, raw.byteOffset, meta.n * meta.dim), meta.hnsw!.scale!, codes);
+      // rescore 1 returns (with exact scores) the graph's own top 10 by code score; ef ≥ n makes the search (nearly) exhaustive.
+      const graph = await DenseIndex.open(join(dir, 'dense'), { mode: 'hnsw', rescore: 1, expansion: meta.n });
+      const qs = questions.slice(0, 30).map((q) => e.embedOne(q.question));
+      const got = await graph.searchBatch(qs, 10);
+      graph.close();
+      let same = 0;
+      qs.forEach((q, i) => {
+        const w = uniformInt8Query(q).code;
+        const score = (r: number) => codes.subarray(r * meta.dim, (r + 1) * meta.dim).reduce((s, c, j) => s + c * w[j]!, 0);
+        const want = new Set([...Array(meta.n).keys()].sort((a, b) => score(b) - score(a) || a - b).slice(0, 10));
+        same += got[i]!.filter((h) => want.has(h.doc)).length;
+      });
+      assert.ok(same / (10 * qs.length) >= 0.99, `overlap ${same / (10 * qs.length)}`);
     });
-    assert.ok(same / (10 * qs.length) >= 0.99, `overlap ${same / (10 * qs.length)}`);
-  });
   }
 
   it('an int8 graph of per-dimension codes (built before 2026-11-26) still searches, and the next build replaces it', { skip: usearchMissing && 'the optional package usearch is not installed' }, async () => {
