@@ -10,7 +10,7 @@ import { readTrees } from '../process/tree.js';
 import { GymPolicy } from '../learn/gym/policy.js';
 import { DPO_BETA, GYM_ALGOS, type GymAlgo, type LogEntry, type RlAlgo, trainDpo, trainRl, trainSft } from '../learn/gym/train.js';
 import { RFT_DEFAULTS, trainRft } from '../learn/gym/rft.js';
-import { createEnvServer } from '../env/serve/serve-env.js';
+import { createEnvServer } from '../learn/serve/serve-env.js';
 import { ensureVenv, runTrl, type TrlAlgo, type TrlConfig, trlCommand, writeTrlConfig } from '../learn/trl.js';
 import { createPrm } from '../prm/select.js';
 import { choiceArg, collect, intArg, numberArg } from './options.js';

@@ -1,11 +1,20 @@
 /** The trajectory record of an episode, built from its final state: what every later stage reads. */
 import { answerScores } from '../core/metrics.js';
 import { isFormatFailure, type Trajectory } from '../core/trajectory.js';
-import type { Policy } from '../agents/policy.js';
 import type { State } from './env.js';
 
+/**
+ * What a trajectory records of the policy that acted: its name and its protocol's name. Any agents/
+ * `Policy` has this shape; it is spelled out here so that the environment does not import agents/
+ * (agents import the environment's `State`, not the other way round).
+ */
+export interface PolicyLabel {
+  readonly name: string;
+  readonly protocol: { readonly name: string };
+}
+
 /** Builds the trajectory record of a finished (or abandoned) episode. */
-export function toTrajectory(state: State, policy: Pick<Policy, 'protocol' | 'name'>, latencyMs: number, source = 'native'): Trajectory {
+export function toTrajectory(state: State, policy: PolicyLabel, latencyMs: number, source = 'native'): Trajectory {
   const q = state.question;
   const steps = [...state.steps];
   const last = steps[steps.length - 1];

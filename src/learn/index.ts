@@ -2,10 +2,13 @@
  * `ragtrail/learn`: training. The offline gym policy (a small non-LLM model over generated candidate
  * actions) trains here in TypeScript — SFT, step-DPO, GRPO / DAPO / LWS / ProRAG RL, RFT; LLM weights
  * train in TRL through the configs and process written by `runTrl`. Importing this module registers
- * `--policy gym` / `gym:FILE`.
+ * `--policy gym` / `gym:FILE`. The environment server for RL trainers (`createEnvServer` over an
+ * `EnvService`: the OpenEnv / verl-tool / Search-R1 wire formats) lives here too.
  * @module
  */
 export { GymPolicy, type SavedGymPolicy } from './gym/policy.js';
 export { DPO_BETA, GYM_ALGOS, type GymAlgo, type LogEntry, type OfflineConfig, OFFLINE_DEFAULTS, type RlAlgo, type RlConfig, type RlContext, rlDefaults, trainDpo, trainRl, trainSft } from './gym/train.js';
 export { type RftConfig, RFT_DEFAULTS, type RftResult, trainRft } from './gym/rft.js';
 export { defaultVenv, ensureVenv, runTrl, type TrlAlgo, type TrlConfig, writeTrlConfig } from './trl.js';
+export { type EpisodeScorer, EnvService, type EnvServiceOptions, type StepScorer } from './serve/env-service.js';
+export { createEnvServer, type EnvServer, type EnvServerOptions, withLoopbackEnvServer } from './serve/serve-env.js';

@@ -12,20 +12,11 @@ import { readFileSync } from 'node:fs';
 import { InputError, RagtrailError } from '../core/errors.js';
 import { formatMs, HttpError, retryable, retryDefaults } from '../core/http.js';
 import { OpenAICompatibleLLM, type OpenAIOptions } from './openai.js';
-import type { GenerateRequest, GenerateResult, LLM } from './types.js';
+import type { EndpointUsage, GenerateRequest, GenerateResult, LLM } from './types.js';
 
-/** Per-endpoint counters, for the run summary. */
-export interface EndpointUsage {
-  url: string;
-  /** Requests answered by this endpoint. */
-  requests: number;
-  /** Attempts that failed here and were retried elsewhere (or later). */
-  failures: number;
-  promptTokens: number;
-  completionTokens: number;
-  /** Out of rotation right now (cooling down after a failure). */
-  down: boolean;
-}
+// The counters' type lives with the LLM interface (which reports them) so that types.ts need not import
+// this module: that import closed a cycle types → endpoints → openai → types.
+export type { EndpointUsage };
 
 export interface EndpointPoolOptions extends OpenAIOptions {
   /** First cooldown after a failure, ms (default 1000); doubles per consecutive failure up to `maxCooldownMs` (60 000). */

@@ -7,8 +7,7 @@ import { createHash } from 'node:crypto';
 import { RagtrailError } from '../core/errors.js';
 import { KvStore } from '../core/kvstore.js';
 import { Limiter } from '../core/limiter.js';
-import type { EndpointUsage } from './endpoints.js';
-import type { GenerateRequest, GenerateResult, LLM } from './types.js';
+import type { EndpointUsage, GenerateRequest, GenerateResult, LLM } from './types.js';
 
 /** Which requests the cache may answer: deterministic ones (temperature 0 or a seed), all, or none. */
 export type CacheMode = 'deterministic' | 'all' | 'off';

@@ -4,9 +4,21 @@
  * machinery (caching, concurrency limits, usage accounting) wraps any backend from outside.
  */
 import type { Message, TokenUsage } from '../core/trajectory.js';
-import type { EndpointUsage } from './endpoints.js';
 
 export type { Message, TokenUsage };
+
+/** Per-endpoint counters, for the run summary. */
+export interface EndpointUsage {
+  url: string;
+  /** Requests answered by this endpoint. */
+  requests: number;
+  /** Attempts that failed here and were retried elsewhere (or later). */
+  failures: number;
+  promptTokens: number;
+  completionTokens: number;
+  /** Out of rotation right now (cooling down after a failure). */
+  down: boolean;
+}
 
 /** One generation request: a conversation or a raw prompt, with sampling settings. Unset settings are left to the backend. */
 export interface GenerateRequest {

@@ -30,7 +30,7 @@ export interface ApplyOptions {
 }
 
 /**
- * A scheme as the environment server's outcome scorer (env/serve/env-service.ts `EpisodeScorer`):
+ * A scheme as the environment server's outcome scorer (learn/serve/env-service.ts `EpisodeScorer`):
  * the scheme's total and components for a finished trajectory.
  */
 export function episodeScorer(scheme: ComposedScheme, opts: ApplyOptions = {}): (t: Trajectory) => Promise<Omit<RewardRecord, 'id'>> {

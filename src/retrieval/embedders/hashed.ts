@@ -6,7 +6,7 @@
  * say nothing about dense retrieval with a real model.
  */
 import { Analyzer } from '../analyzer.js';
-import { type Embedder, l2normalize } from './embedder.js';
+import { type Embedder, l2normalize } from './base.js';
 
 /** 32-bit FNV-1a over the UTF-16 code units of a string. */
 function fnv1a(s: string): number {

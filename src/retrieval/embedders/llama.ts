@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { InputError } from '../../core/errors.js';
 import { loadNodeLlamaCpp } from '../../core/node-llama-cpp.js';
-import { type Embedder, l2normalize } from './embedder.js';
+import { type Embedder, l2normalize } from './base.js';
 
 interface LlamaEmbeddingContextLike {
   getEmbeddingFor(text: string): Promise<{ vector: readonly number[] }>;

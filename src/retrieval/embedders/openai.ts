@@ -7,7 +7,7 @@
 import { RagtrailError } from '../../core/errors.js';
 import { fetchJson } from '../../core/http.js';
 import { Limiter } from '../../core/limiter.js';
-import { type Embedder, type EmbedderOptions, l2normalize } from './embedder.js';
+import { type Embedder, type EmbedderOptions, l2normalize } from './base.js';
 
 interface EmbeddingsReply {
   data?: { embedding?: number[]; index?: number }[];

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { pyStrip } from '../../src/core/text.js';
-import { informationBlock, parsePrediction, passagesToString } from '../../src/env/serve/search-r1-wire.js';
+import { informationBlock, parsePrediction, passagesToString } from '../../src/learn/serve/search-r1-wire.js';
 import { data } from '../helpers.js';
 
 describe("Search-R1's observation text and action parsing", () => {

@@ -27,13 +27,13 @@ import type { Question } from '../../core/types.js';
 import type { Action, Message, Trajectory } from '../../core/trajectory.js';
 import { formatDocs } from '../../agents/protocol.js';
 import type { Protocol } from '../../agents/protocol.js';
-import type { RagEnv, State } from '../env.js';
-import { toTrajectory } from '../trajectory.js';
+import type { RagEnv, State } from '../../env/env.js';
+import { toTrajectory } from '../../env/trajectory.js';
 import type { Policy } from '../../agents/policy.js';
 
 /**
- * The outcome reward of a finished episode. The environment does not know reward schemes (they live
- * downstream, in rewards/): `episodeScorer` in rewards/apply.ts makes one from a scheme.
+ * The outcome reward of a finished episode. The service takes any scorer rather than a reward scheme,
+ * so that tests and users can pass their own: `episodeScorer` in rewards/apply.ts makes one from a scheme.
  */
 export type EpisodeScorer = (trajectory: Trajectory) => Promise<{ total: number; components: Record<string, number> }>;
 
