@@ -6,9 +6,16 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)));
-/** Real benchmark samples, beside the repository (never copied into it). */
+/**
+ * Real benchmark samples and parity vectors the tests read: copies of the files of ../shared/data that
+ * the tests use, kept in the repository (same layout; source and licence in each folder's SOURCE.md), so
+ * that a bare clone runs the same tests as CI. test/corpus/fixture-data.test.ts checks them against
+ * ../shared/data where that folder is beside the clone.
+ */
+export const FIXTURE_DATA = join(ROOT, 'test', 'fixtures', 'data');
+export const data = (...parts: string[]) => join(FIXTURE_DATA, ...parts);
+/** The full shared data folder beside the clone (CI has it; a bare clone does not): only for checking the fixtures. */
 export const SHARED_DATA = resolve(ROOT, '..', 'shared', 'data');
-export const data = (...parts: string[]) => join(SHARED_DATA, ...parts);
 
 /** A fresh temporary folder, removed when `cleanup` runs. */
 export function tempDir(): { dir: string; cleanup: () => void } {

@@ -1,5 +1,5 @@
 /**
- * The search-r1 parser over a real Search-R1 agent's outputs (../shared/data/trajectories): it must
+ * The search-r1 parser over a real Search-R1 agent's outputs (test/fixtures/data/trajectories): it must
  * recover the queries and answers that file records, and the imported run must score exactly as
  * FlashRAG scored it (metric_score.txt: em 0.088, acc 0.096, f1 0.17242597402597404).
  */
@@ -16,7 +16,7 @@ const records = JSON.parse(readFileSync(file, 'utf8')) as { id: string; golden_a
 const tmp = tempDir();
 after(tmp.cleanup);
 
-describe('Search-R1 outputs from ../shared/data', () => {
+describe('Search-R1 outputs from a real run (test/fixtures/data/trajectories)', () => {
   it('parses every record into search, information and answer steps matching the text', () => {
     assert.equal(records.length, 125);
     records.forEach((r, i) => {

@@ -1,4 +1,4 @@
-/** Loaders on the real samples in ../shared/data (counts checked against the files with Python). */
+/** Loaders on the real samples in test/fixtures/data, copies of ../shared/data (counts checked against the files with Python). */
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -1,7 +1,7 @@
 /**
  * ReasonRAG's labeller: the authors' `calculate_mcts_reward_bottom_up` and `process_node` reproduced on
- * every dev case of ../shared/data/parity (read in place), and hand-computed cases for each difference of
- * the default mode.
+ * every dev case of the parity dev sets (test/fixtures/data/parity, copies of ../shared/data/parity),
+ * and hand-computed cases for each difference of the default mode.
  */
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';

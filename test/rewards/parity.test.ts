@@ -1,5 +1,5 @@
 /**
- * The authors' own reward code, reproduced: every dev case of ../shared/data/parity (outputs of the
+ * The authors' own reward code, reproduced: every dev case of test/fixtures/data/parity (outputs of the
  * authors' functions on varied inputs, see each SOURCE.md) must come out exactly under
  * `--option compat=authors`, through the same path `ragtrail reward --texts` takes.
  */
