@@ -1,11 +1,19 @@
 #!/usr/bin/env bash
-# `npm run docs`: API reference of every entry point (TypeDoc) into docs/api/. TypeDoc reads the
-# sources with the TypeScript 6 compiler API, which the project's TypeScript 7 does not provide, so it
-# has its own small tooling folder (tools/docs, installed on first use from its lockfile).
+# `npm run docs`: the documentation site. VitePress renders docs/ (its own dead-link check fails the
+# build on a broken page link), TypeDoc writes the API reference of every entry point into the built
+# site's api/, and linkinator then crawls the whole site from disk and fails on any broken link or
+# anchor-free asset. Arguments go to TypeDoc (CI: --treatValidationWarningsAsErrors).
+# The tooling has its own folder (tools/docs, installed on first use from its lockfile): TypeDoc needs
+# the TypeScript 6 compiler API, the project builds with TypeScript 7.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ ! -x tools/docs/node_modules/.bin/typedoc ]; then
+if [ ! -x tools/docs/node_modules/.bin/vitepress ]; then
   npm --prefix tools/docs ci --no-audit --no-fund --loglevel=error
 fi
-tools/docs/node_modules/.bin/typedoc --options typedoc.json "$@"
-echo "API docs: docs/api/index.html"
+bin=tools/docs/node_modules/.bin
+site=docs/.vitepress/dist
+"$bin/vitepress" build docs
+"$bin/typedoc" --options typedoc.json --out "$site/api" "$@"
+# Every internal link of every page, the API reference included; external links are not fetched here.
+"$bin/linkinator" "$site" --recurse --skip '^https?://(?!localhost:[0-9]+/)' --verbosity error
+echo "docs site: $site/index.html ($(find "$site" -name '*.html' | wc -l) pages; API reference in $site/api/)"
