@@ -5,6 +5,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { InputError, RagtrailError } from '../core/errors.js';
+import { removeCreatedEmptyDirs } from '../core/io.js';
 import { registerAnnotate } from './annotate.js';
 import { registerCorpus } from './corpus.js';
 import { registerDemo } from './demo.js';
@@ -102,4 +103,7 @@ process.stdout.on('error', (e: NodeJS.ErrnoException) => {
   throw e;
 });
 
-process.exitCode = await main(process.argv);
+const code = await main(process.argv);
+// A failed command takes back the folders it created and left empty: no bare --out folder behind.
+if (code !== 0) removeCreatedEmptyDirs();
+process.exitCode = code;

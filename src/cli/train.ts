@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { makeDir } from '../core/io.js';
 import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { InputError } from '../core/errors.js';
@@ -99,7 +100,7 @@ async function trainWithTrl(opts: TrainOpts): Promise<void> {
   const online = algo === 'grpo' || algo === 'prorag';
   if (!opts.out) throw new InputError('--engine trl needs --out DIR (model, logs, summary.json)');
   const out = resolve(opts.out);
-  mkdirSync(out, { recursive: true });
+  makeDir(out);
   const trainer: Record<string, unknown> = Object.fromEntries(opts.trainer.map(parseTrainerArg));
   if (opts.maxSteps !== undefined) trainer['max_steps'] = opts.maxSteps;
   if (opts.lr !== undefined) trainer['learning_rate'] = opts.lr;
@@ -262,7 +263,7 @@ async function trainGym(opts: TrainOpts): Promise<void> {
     const embedder = opts.embedder ? await createEmbedder(opts.embedder, { apiKey: opts.apiKey }) : undefined;
     log = await trainRl(policy, { env: service.opts.env, questions: service.opts.questions, prm, embedder, onLog: printLog(algo) }, cfg);
   }
-  mkdirSync(dirname(resolve(opts.policyOut)), { recursive: true });
+  makeDir(dirname(resolve(opts.policyOut)));
   const trained = policy.clone(`${algo}`);
   trained.save(opts.policyOut, [{ algo, data: opts.data ?? opts.dataset ?? null, seconds: (performance.now() - t0) / 1000, log }]);
   const first = log[0]!;

@@ -3,11 +3,11 @@
  * their magic bytes, not their name), JSON Lines, and large top-level JSON arrays, each record tagged
  * with the line it starts on so that errors can name `file:line`.
  */
-import { closeSync, createReadStream, createWriteStream, existsSync, fsyncSync, mkdirSync, openSync, promises as fs, readFileSync, renameSync, statSync, writeSync } from 'node:fs';
+import { closeSync, createReadStream, createWriteStream, existsSync, fsyncSync, mkdirSync, openSync, promises as fs, readFileSync, renameSync, rmdirSync, statSync, writeSync } from 'node:fs';
 import { once } from 'node:events';
 import { isUtf8 } from 'node:buffer';
 import { createGunzip, createGzip } from 'node:zlib';
-import { dirname } from 'node:path';
+import { dirname, resolve, sep } from 'node:path';
 import { type Readable, Transform, type Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { formatLocation, InputError, type SourceLocation } from './errors.js';
@@ -373,5 +373,40 @@ export function readJsonFileSync<T>(path: string, fix: string): T {
 /** Creates an output folder; `flag` names where the path came from ("--out") when it is a file. */
 export function ensureOutDir(path: string, flag = '--out'): void {
   if (existsSync(path) && !statSync(path).isDirectory()) throw new InputError(`${flag} ${path}: is a file, not a folder`, 'name a folder (it is created if missing)');
-  mkdirSync(path, { recursive: true });
+  makeDir(path);
+}
+
+/** Folders {@link makeDir} created in this process (absolute paths). */
+const createdDirs = new Set<string>();
+
+/**
+ * `mkdir -p` that remembers which folders it created, so that a command that then fails can take
+ * back the empty ones ({@link removeCreatedEmptyDirs}) instead of leaving a bare `--out` folder.
+ */
+export function makeDir(path: string): void {
+  const first = mkdirSync(path, { recursive: true });
+  if (first === undefined) return; // it existed: never ours to remove
+  // mkdirSync returns the topmost folder it made; every folder from there down to `path` is new.
+  const top = resolve(first);
+  for (let d = resolve(path); d.startsWith(top); d = dirname(d)) {
+    createdDirs.add(d);
+    if (d === top) break;
+  }
+}
+
+/**
+ * Removes the folders {@link makeDir} created that are empty, deepest first (so a nested `--out a/b`
+ * goes with its new parent). rmdir refuses a folder with anything in it, so content is never lost,
+ * and folders that existed before were never recorded.
+ */
+export function removeCreatedEmptyDirs(): void {
+  const depth = (d: string) => d.split(sep).length;
+  for (const d of [...createdDirs].sort((a, b) => depth(b) - depth(a))) {
+    try {
+      rmdirSync(d);
+    } catch {
+      // not empty (or already gone): keep it
+    }
+  }
+  createdDirs.clear();
 }

@@ -16,10 +16,10 @@
  * Offline the policy is the gym policy (a small non-LLM model over generated candidate actions). With
  * an LLM, annotation runs with the model and the training stages go to TRL (pipelines/pipeline-llm.ts).
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { InputError } from '../core/errors.js';
-import { readJsonlValues, writeJsonAtomicSync } from '../core/io.js';
+import { makeDir, readJsonlValues, writeJsonAtomicSync } from '../core/io.js';
 import type { Action } from '../core/trajectory.js';
 import { type Curve, type EvalResults, runDir, runEval } from '../eval/harness.js';
 import { writeReport } from '../eval/report.js';
@@ -239,7 +239,7 @@ async function runSeed(o: PipelineOptions, seed: number, log: (l: string) => voi
 export async function runPipeline(o: PipelineOptions): Promise<PipelineResult> {
   const log = o.log ?? ((l: string) => console.error(l));
   const out = resolve(o.out);
-  mkdirSync(out, { recursive: true });
+  makeDir(out);
   const seeds = o.seeds ?? o.recipe.seeds;
   const t0 = performance.now();
   writeJsonAtomicSync(join(out, 'recipe.json'), { recipe: o.recipe, path: o.recipePath, overrides: { seeds: o.seeds, entities: o.entities, trainQuestions: o.trainQuestions, testQuestions: o.testQuestions } });

@@ -14,7 +14,7 @@ import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from
 import { join, resolve } from 'node:path';
 import { InputError } from '../core/errors.js';
 import { type RegisterOptions, Registry, splitSpec } from '../core/registry.js';
-import { readJsonFileSync, readLines, writeJsonAtomicSync } from '../core/io.js';
+import { makeDir, readJsonFileSync, readLines, writeJsonAtomicSync } from '../core/io.js';
 import { Progress } from '../core/progress.js';
 import type { Passage } from '../core/types.js';
 import { readCorpus } from '../corpus/corpus.js';
@@ -174,7 +174,7 @@ export async function buildIndex(corpusPath: string, dir: string, opts: IndexBui
   }
   if (opts.embedder && !(manifest.dense && manifest.dense.embedder === opts.embedder.spec && denseMatches(manifest.dense, opts.dense ?? {}))) {
     const denseDir = join(dir, 'dense');
-    mkdirSync(denseDir, { recursive: true });
+    makeDir(denseDir);
     const n = manifest.passages;
     manifest.dense = await buildDense(denseDir, (from) => storedPassages(dir, from), n, opts.embedder, { quiet: opts.quiet, ...opts.dense });
     writeManifest(dir, manifest);
