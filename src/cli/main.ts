@@ -6,6 +6,7 @@
 import { Command, CommanderError } from 'commander';
 import { InputError, RagtrailError } from '../core/errors.js';
 import { removeCreatedEmptyDirs } from '../core/io.js';
+import { handleInterrupts, InterruptedError, interruptMessage } from '../core/interrupt.js';
 import { registerAnnotate } from './annotate.js';
 import { registerCorpus } from './corpus.js';
 import { registerDemo } from './demo.js';
@@ -62,6 +63,15 @@ export function buildProgram(): Command {
   return program;
 }
 
+/** Commands that re-running resumes: Ctrl-C in them ends with a line saying how (core/interrupt.ts). */
+const RESUMABLE = new Set(['run', 'annotate', 'eval', 'pipeline', 'demo', 'llm-loop', 'import', 'index build']);
+
+function commandPath(c: Command): string {
+  const names: string[] = [];
+  for (let x: Command | null = c; x?.parent; x = x.parent) names.unshift(x.name());
+  return names.join(' ');
+}
+
 export async function main(argv: string[]): Promise<number> {
   try {
     for (const file of pluginArgs(argv.slice(2))) await loadPlugin(file);
@@ -71,6 +81,9 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const program = buildProgram();
+  program.hook('preAction', (_program, action) => {
+    if (RESUMABLE.has(commandPath(action))) handleInterrupts(argv.slice(2));
+  });
   if (argv.length <= 2) {
     program.outputHelp({ error: true });
     return 2;
@@ -80,6 +93,10 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   } catch (e) {
     if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
+    if (e instanceof InterruptedError) {
+      process.stderr.write(`${interruptMessage()}\n`);
+      return 130;
+    }
     if (e instanceof InputError) {
       process.stderr.write(`ragtrail: ${e.message}\n`);
       return 2;

@@ -5,6 +5,7 @@
  */
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { InputError } from './errors.js';
+import { onAbandon } from './interrupt.js';
 
 function alive(pid: number): boolean {
   try {
@@ -16,6 +17,9 @@ function alive(pid: number): boolean {
 }
 
 export class DirLock {
+  // A process stopped by a signal removes its lock too (see core/interrupt.ts), rather than leave it to be found stale.
+  private readonly forget = onAbandon(() => rmSync(this.path, { force: true }));
+
   private constructor(readonly path: string) {}
 
   static acquire(path: string, what: string): DirLock {
@@ -36,6 +40,7 @@ export class DirLock {
   }
 
   release(): void {
+    this.forget();
     rmSync(this.path, { force: true });
   }
 }

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { AppendLog } from '../core/append-log.js';
 import { withPriority } from '../core/limiter.js';
 import { DirLock } from '../core/lock.js';
+import { InterruptedError, interrupted, whileInterruptible } from '../core/interrupt.js';
 import { Progress } from '../core/progress.js';
 import { Rng } from '../core/rng.js';
 import type { Question } from '../core/types.js';
@@ -132,7 +133,8 @@ async function runLocked(opts: RunOptions): Promise<RunResult> {
   let failure: unknown;
   let next = 0;
   const worker = async () => {
-    while (failure === undefined && next < todo.length) {
+    // After Ctrl-C no new question starts; those in flight finish and are kept.
+    while (failure === undefined && !interrupted() && next < todo.length) {
       const index = next++;
       const q = todo[index]!;
       try {
@@ -149,10 +151,11 @@ async function runLocked(opts: RunOptions): Promise<RunResult> {
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.max(1, opts.concurrency ?? 4) }, worker));
+  await whileInterruptible(() => Promise.all(Array.from({ length: Math.max(1, opts.concurrency ?? 4) }, worker)));
   log.close();
   progress.finish();
   if (failure !== undefined) throw failure;
+  if (interrupted()) throw new InterruptedError();
   const all = await readTrajectories(opts.outDir);
   const summary = {
     ...summarize(all),

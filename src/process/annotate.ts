@@ -14,6 +14,7 @@ import { AppendLog } from '../core/append-log.js';
 import { writeJsonl } from '../core/io.js';
 import { withPriority } from '../core/limiter.js';
 import { DirLock } from '../core/lock.js';
+import { InterruptedError, interrupted, whileInterruptible } from '../core/interrupt.js';
 import { Progress } from '../core/progress.js';
 import type { Question } from '../core/types.js';
 import type { Action } from '../core/trajectory.js';
@@ -140,7 +141,8 @@ export async function annotate(opts: AnnotateOptions): Promise<AnnotateResult> {
       return `${nodes} nodes, ${policy.calls} policy calls${u ? `, ${u.requests} LLM calls (${u.cachedRequests} cached)` : ''}`;
     };
     const worker = async () => {
-      while (failure === undefined && next < todo.length) {
+      // After Ctrl-C no new question starts; those in flight finish and are kept.
+      while (failure === undefined && !interrupted() && next < todo.length) {
         const index = next++;
         const q = todo[index]!;
         try {
@@ -154,10 +156,11 @@ export async function annotate(opts: AnnotateOptions): Promise<AnnotateResult> {
         }
       }
     };
-    await Promise.all(Array.from({ length: Math.max(1, opts.concurrency ?? 8) }, worker));
+    await whileInterruptible(() => Promise.all(Array.from({ length: Math.max(1, opts.concurrency ?? 8) }, worker)));
     log.close();
     progress.finish(note());
     if (failure !== undefined) throw failure;
+    if (interrupted()) throw new InterruptedError();
     const pairs = opts.pairs ?? defaultPairSource(opts.method);
     const stats = await deriveOutputs(opts.outDir, opts.questions, {
       minGap: opts.minGap ?? 0.01,
