@@ -52,6 +52,7 @@ export default {
         { text: 'Retrieval', link: '/reference/retrieval' },
         { text: 'Agents and runs', link: '/reference/agents' },
         { text: 'Rewards', link: '/reference/rewards' },
+        { text: 'compat=authors differences', link: '/reference/compat' },
         { text: 'Process supervision', link: '/reference/annotate' },
         { text: 'PRMs and guided inference', link: '/reference/prm' },
         { text: 'Evaluation', link: '/reference/eval' },

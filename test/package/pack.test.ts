@@ -10,10 +10,12 @@ import { copyFileSync, mkdirSync, readdirSync, readFileSync, statSync, writeFile
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ROOT, tempDir } from '../helpers.js';
+import { allCodeBlocks } from '../docs/markdown.js';
 
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version: string }> };
 const versionOf = (name: string) => lock.packages[`node_modules/${name}`]!.version;
+const docBlocks = allCodeBlocks().filter((b) => /^(ts|typescript)$/.test(b.lang));
 
 describe('npm pack → install into an empty folder → examples', { timeout: 600_000 }, () => {
   const tmp = tempDir();
@@ -29,6 +31,8 @@ describe('npm pack → install into an empty folder → examples', { timeout: 60
     // typescript and @types/node at the versions the project itself uses (in npm's cache after `npm ci`).
     execFileSync(npm, ['install', tarball, `typescript@${versionOf('typescript')}`, `@types/node@${versionOf('@types/node')}`, '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: app, stdio: ['ignore', 'pipe', 'pipe'] });
     for (const f of readdirSync(join(ROOT, 'examples'))) if (f.endsWith('.ts') || f === 'tsconfig.json') copyFileSync(join(ROOT, 'examples', f), join(app, 'examples', f));
+    // The README's and the docs' inline TypeScript blocks, each a program of its own beside the examples.
+    for (const [i, b] of docBlocks.entries()) writeFileSync(join(app, 'examples', `doc-block-${i}.ts`), `// ${b.file}:${b.line}\n${b.code}\n`);
   });
   after(() => tmp.cleanup());
 
@@ -95,5 +99,18 @@ describe('npm pack → install into an empty folder → examples', { timeout: 60
     t.diagnostic(out);
     assert.match(out, /→ 200/);
     assert.equal(out.split('\n').filter((l) => /^ {2}\d\.\d\d {2}"/.test(l)).length, 3);
+  });
+
+  it("the README's and the docs' TypeScript blocks run as written, over the files they name", (t) => {
+    // They read `runs/world` and `runs/index`, as the README's commands before them make: made here
+    // with the installed CLI, on a small world.
+    const cli = join(app, 'node_modules', 'ragtrail', 'dist', 'cli', 'main.js');
+    execFileSync(process.execPath, [cli, 'world', '--seed', '1', '--entities', '600', '--out', 'runs/world'], { cwd: app, stdio: 'pipe' });
+    execFileSync(process.execPath, [cli, 'index', 'build', '--corpus', 'runs/world/corpus.jsonl', '--out', 'runs/index'], { cwd: app, stdio: 'pipe' });
+    assert.ok(docBlocks.length >= 1);
+    for (const [i, b] of docBlocks.entries()) {
+      const out = run(`doc-block-${i}`);
+      t.diagnostic(`${b.file}:${b.line}: ${out.trim().split('\n').at(-1)}`);
+    }
   });
 });
