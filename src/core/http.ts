@@ -81,6 +81,10 @@ export class HttpError extends RagtrailError {
 /** A 2xx reply that cannot be used (not JSON, or failing the caller's check): retried like a 5xx. */
 class BadReplyError extends Error {}
 
+/**
+ * How a request is retried after transient failures (refused or reset connections, timeouts, 408 / 429 / 5xx):
+ * within a time window, with exponential backoff and an optional cap on the number of retries.
+ */
 export interface RetryOptions {
   /** How long to keep retrying transient failures of one request, in ms (default: `retryDefaults.retryForMs`, 10 minutes). */
   retryForMs?: number;

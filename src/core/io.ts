@@ -12,6 +12,7 @@ import { type Readable, Transform, type Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { formatLocation, InputError, type SourceLocation } from './errors.js';
 
+/** One parsed JSON record with the place it came from, so that errors about it can name file and line. */
 export interface LocatedValue {
   value: unknown;
   loc: SourceLocation;

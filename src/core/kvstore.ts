@@ -9,6 +9,10 @@
 import { closeSync, fstatSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 
+/**
+ * A persistent key → JSON value store that survives crashes (the append-only log described above): the
+ * LLM response cache. Several processes may share one file.
+ */
 export class KvStore {
   private readonly index = new Map<string, { offset: number; length: number }>();
   private readonly fd: number;
@@ -21,6 +25,7 @@ export class KvStore {
     this.damagedLines = this.load();
   }
 
+  /** Opens the store at `path`, creating it and its folder when absent, and indexes the entries already in it. */
   static open(path: string): KvStore {
     return new KvStore(path);
   }
@@ -67,10 +72,12 @@ export class KvStore {
     return this.index.size;
   }
 
+  /** Whether a value is stored under `key`. */
   has(key: string): boolean {
     return this.index.has(key);
   }
 
+  /** The value stored under `key` (the latest entry wins), or undefined. */
   get<T = unknown>(key: string): T | undefined {
     const at = this.index.get(key);
     if (!at) return undefined;
@@ -86,12 +93,14 @@ export class KvStore {
     return undefined;
   }
 
+  /** Stores `value` under `key`: one line appended in one write, so a crash cannot tear it. */
   set(key: string, value: unknown): void {
     const line = Buffer.from(JSON.stringify({ k: key, v: value }) + '\n', 'utf8');
     writeSync(this.fd, line); // O_APPEND: lands at the end, whole
     this.index.set(key, { offset: fstatSync(this.fd).size - line.length, length: line.length - 1 });
   }
 
+  /** Closes the file; the store is not usable afterwards. */
   close(): void {
     closeSync(this.fd);
   }

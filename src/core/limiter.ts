@@ -23,6 +23,10 @@ interface Waiter {
   resolve: () => void;
 }
 
+/**
+ * A counting semaphore with priorities (the scheduling described above): at most `concurrency` tasks run
+ * at once, waiting ones start lowest priority number first, then in arrival order.
+ */
 export class Limiter {
   private active = 0;
   private seq = 0;
@@ -75,6 +79,10 @@ export class Limiter {
     return top;
   }
 
+  /**
+   * Runs `task` once a slot is free (lower `priority` first; by default the one set by `withPriority`)
+   * and frees the slot when the task settles.
+   */
   async run<T>(task: () => Promise<T>, priority = currentPriority()): Promise<T> {
     if (this.active >= this.concurrency) await new Promise<void>((resolve) => this.push({ priority, seq: this.seq++, resolve }));
     this.active++;

@@ -23,6 +23,7 @@ export function coverMatch(prediction: string, answers: string | readonly string
   return golds(answers).some((g) => p.includes(normalizeAnswer(g, opts))) ? 1 : 0;
 }
 
+/** Token-level answer F1 with its precision and recall, each in [0, 1] (SQuAD's answer F1 over normalised tokens). */
 export interface F1Result {
   f1: number;
   precision: number;
@@ -69,6 +70,10 @@ export function f1Score(prediction: string, answers: string | readonly string[],
   return best;
 }
 
+/**
+ * The answer metrics of one prediction, each 0 or 1 except F1: exact match, token F1, and accuracy
+ * (a normalised gold answer occurs in the normalised prediction).
+ */
 export interface AnswerScores {
   em: number;
   f1: number;

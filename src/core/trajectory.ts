@@ -10,6 +10,7 @@ export interface Message {
   content: string;
 }
 
+/** Tokens one model call used, as the server reported them. */
 export interface TokenUsage {
   promptTokens: number;
   completionTokens: number;

@@ -96,9 +96,11 @@ export class IdSet {
   }
 }
 
+/** Settings of {@link readCorpus}. */
 export interface CorpusReadOptions {
   /** Skip lines that are not UTF-8, records that do not fit and repeated ids (each reported to `onInvalid`) instead of failing. */
   skipInvalid?: boolean;
+  /** Receives the error of each record skipped under `skipInvalid`. */
   onInvalid?: (error: InputError) => void;
 }
 
@@ -162,6 +164,7 @@ export async function writeCorpus(path: string, passages: Iterable<Passage> | As
   return n;
 }
 
+/** What {@link corpusFromQuestions} read and wrote. */
 export interface CorpusBuildStats {
   questions: number;
   /** Context passages seen, duplicates included. */

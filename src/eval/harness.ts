@@ -144,7 +144,9 @@ function f1ByRetrievals(ts: readonly Trajectory[]): Cell['f1ByRetrievals'] {
   });
 }
 
+/** Receives the evaluation harness's progress, one line per cell started. */
 export interface EvalProgress {
+  /** One line of progress. */
   (message: string): void;
 }
 

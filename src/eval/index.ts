@@ -7,14 +7,15 @@
 // Systems may name the gym policy (`policy: gym:FILE`), which registers itself from learn/: this entry
 // point loads it, so that `runEval` and `buildSystem` accept every built-in policy.
 import '../learn/gym/policy.js';
-export { answerScores, coverMatch, exactMatch, f1Score, normalizeAnswer } from './metrics.js';
-export { bootstrapCI, type MeanCI, pairedBootstrap, pairedTTest } from './stats.js';
+export { answerScores, type AnswerScores, coverMatch, exactMatch, type F1Result, f1Score, normalizeAnswer, type NormalizeOptions } from './metrics.js';
+export { bootstrapCI, type BootstrapOptions, type MeanCI, type PairedBootstrap, pairedBootstrap, type PairedTTest, pairedTTest } from './stats.js';
 export { type EpisodeOptions, runEpisode, runQuestions, type RunOptions, type RunResult, runVotedEpisode } from './run.js';
 export { type BuiltSystem, buildSystem, type SelectMethod, type SystemSpec } from './systems.js';
-export { readEvalConfig, runEval } from './harness.js';
+export { type EvalProgress, readEvalConfig, runEval } from './harness.js';
 export type { Cell, Curve, DatasetSpec, EvalConfig, EvalResults } from './results.js';
 export { renderHtml, renderMarkdown, writeReport } from './report.js';
-export { comparePaired, scorePredictions, type ScoreReport } from './score.js';
+export type { LinePoint, LineSeries } from './svg.js';
+export { ANSWER_METRICS, type AnswerMetric, comparePaired, type PairedComparison, type QuestionScore, scorePredictions, type ScoreReport } from './score.js';
 export { loadPredictions, type Predictions } from './predictions.js';
 export { readTrajectories, summarize, type RunSummary } from './trajectories.js';
 export { citationPrecision } from './citations.js';

@@ -7,9 +7,12 @@ import { answerScores, type AnswerScores, type NormalizeOptions } from './metric
 import type { Predictions } from './predictions.js';
 import { bootstrapCI, type BootstrapOptions, type MeanCI, pairedBootstrap, pairedTTest, type PairedBootstrap, type PairedTTest } from './stats.js';
 
+/** The answer metrics every score report carries: exact match, token F1 and accuracy (cover match). */
 export const ANSWER_METRICS = ['em', 'f1', 'acc'] as const;
+/** One of {@link ANSWER_METRICS}. */
 export type AnswerMetric = (typeof ANSWER_METRICS)[number];
 
+/** One question's scores in a {@link ScoreReport}; `missing` (and scored 0) when the predictions have no answer for it. */
 export interface QuestionScore extends AnswerScores {
   id: string;
   missing: boolean;
@@ -59,6 +62,7 @@ export function scorePredictions(questions: readonly Question[], predictions: Pr
   return { n: questions.length, means, ci, perQuestion, missing, unknown };
 }
 
+/** System a against system b on one metric: a paired t-test and a paired bootstrap over the same questions. */
 export interface PairedComparison {
   metric: AnswerMetric;
   tTest: PairedTTest;

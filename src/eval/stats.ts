@@ -35,6 +35,7 @@ export function quantileSorted(sorted: readonly number[], q: number): number {
   return a + (b - a) * (pos - lo);
 }
 
+/** Settings of bootstrap resampling (percentile intervals). */
 export interface BootstrapOptions {
   /** Number of bootstrap resamples (default 1000). */
   resamples?: number;
@@ -74,6 +75,7 @@ export function bootstrapCI(values: readonly number[], opts: BootstrapOptions = 
   return { mean: m, low: quantileSorted(means, alpha / 2), high: quantileSorted(means, 1 - alpha / 2) };
 }
 
+/** The result of {@link pairedTTest}. */
 export interface PairedTTest {
   n: number;
   /** mean(a − b) */
@@ -102,6 +104,7 @@ export function pairedTTest(a: readonly number[], b: readonly number[]): PairedT
   return { n, meanDiff: md, t, df, p: Math.min(1, Math.max(0, p)) };
 }
 
+/** The result of {@link pairedBootstrap}: mean(a − b), its confidence interval and a two-sided p-value. */
 export interface PairedBootstrap {
   n: number;
   meanDiff: number;

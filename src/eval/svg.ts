@@ -196,6 +196,7 @@ export function scatterChart(title: string, series: readonly string[], points: r
   return parts.join('');
 }
 
+/** One point of a line chart, with an optional confidence interval. */
 export interface LinePoint {
   x: number;
   y: number;
@@ -204,6 +205,7 @@ export interface LinePoint {
   high?: number;
 }
 
+/** One named line of a line chart. */
 export interface LineSeries {
   name: string;
   points: readonly LinePoint[];

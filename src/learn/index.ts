@@ -6,9 +6,11 @@
  * `EnvService`: the OpenEnv / verl-tool / Search-R1 wire formats) lives here too.
  * @module
  */
-export { GymPolicy, type SavedGymPolicy } from './gym/policy.js';
+export { type Choice, GymPolicy, type SavedGymPolicy } from './gym/policy.js';
+export type { StateAction, StatePair } from './gym/data.js';
+export type { GymCandidate } from './gym/candidates.js';
 export { DPO_BETA, GYM_ALGOS, type GymAlgo, type LogEntry, type OfflineConfig, OFFLINE_DEFAULTS, type RlAlgo, type RlConfig, type RlContext, rlDefaults, trainDpo, trainRl, trainSft } from './gym/train.js';
-export { type RftConfig, RFT_DEFAULTS, type RftResult, trainRft } from './gym/rft.js';
-export { defaultVenv, ensureVenv, runTrl, type TrlAlgo, type TrlConfig, writeTrlConfig } from './trl.js';
-export { type EpisodeScorer, EnvService, type EnvServiceOptions, type StepScorer } from './serve/env-service.js';
+export { type RftConfig, type RftContext, type RftCounts, RFT_DEFAULTS, type RftFilter, type RftResult, type RftVerdict, trainRft } from './gym/rft.js';
+export { defaultVenv, ensureVenv, runTrl, type TrlAlgo, type TrlConfig, type VenvOptions, writeTrlConfig } from './trl.js';
+export { type EpisodeScorer, EnvService, type EnvServiceOptions, type StepPayload, type StepScorer, type ToolSpec } from './serve/env-service.js';
 export { createEnvServer, type EnvServer, type EnvServerOptions, withLoopbackEnvServer } from './serve/serve-env.js';

@@ -46,6 +46,7 @@ export interface TrlConfig {
   lambda_f?: number;
 }
 
+/** Where and with what {@link ensureVenv} creates the Python environment for TRL. */
 export interface VenvOptions {
   /** Folder of the virtual environment (default $RAGTRAIL_VENV or ~/.cache/ragtrail/trl-venv). */
   venv?: string;
@@ -53,6 +54,7 @@ export interface VenvOptions {
   python?: string;
   /** Extra pip arguments, e.g. a local index (default $RAGTRAIL_PIP_ARGS, split on spaces). */
   pipArgs?: string[];
+  /** Receives each command run and each progress line (default: stderr). */
   log?: (line: string) => void;
 }
 

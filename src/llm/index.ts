@@ -11,3 +11,5 @@ export { CachedLLM, type CacheMode, LimitedLLM, MeteredLLM, type Prices, Tempera
 export { OpenAICompatibleLLM, type OpenAIOptions } from './openai.js';
 export { type Script, ScriptedLLM } from './scripted.js';
 export { EndpointPoolLLM, type EndpointPoolOptions, type EndpointUsage, parseEndpointList } from './endpoints.js';
+export { KvStore } from '../core/kvstore.js';
+export { Limiter } from '../core/limiter.js';

@@ -11,8 +11,10 @@
 import { Rng } from '../core/rng.js';
 import { negLogSigmoid } from '../rewards/rl.js';
 
+/** The scoring head's shape: linear, or an MLP with one tanh hidden layer. */
 export type ModelKind = 'linear' | 'mlp';
 
+/** A scoring head as saved in JSON: its shape, its flat parameters, and the standardisation of its features. */
 export interface ModelState {
   kind: ModelKind;
   dim: number;
@@ -40,6 +42,7 @@ export interface PairX {
 
 const sigmoid = (x: number) => (x >= 0 ? 1 / (1 + Math.exp(-x)) : Math.exp(x) / (1 + Math.exp(x)));
 
+/** The scoring head r(x) of the trained PRM and of the gym policy, over standardised features (see the module header). */
 export class ScoreModel {
   readonly kind: ModelKind;
   readonly dim: number;
@@ -57,6 +60,7 @@ export class ScoreModel {
     this.std = Float64Array.from(s.std);
   }
 
+  /** A fresh head: all zeros when linear; seeded small random weights when an MLP. */
   static init(kind: ModelKind, dim: number, hidden: number, mean: Float64Array, std: Float64Array, rng: Rng): ScoreModel {
     const n = kind === 'linear' ? dim : hidden * dim + 2 * hidden + 1;
     const params = new Array<number>(n).fill(0);
@@ -69,6 +73,7 @@ export class ScoreModel {
     return new ScoreModel({ kind, dim, hidden, params, mean: [...mean], std: [...std] });
   }
 
+  /** The head as plain JSON, for saving. */
   toJSON(): ModelState {
     return { kind: this.kind, dim: this.dim, hidden: this.hidden, params: [...this.params], mean: [...this.mean], std: [...this.std] };
   }
@@ -115,6 +120,7 @@ export class ScoreModel {
     return r;
   }
 
+  /** r(x) for one feature vector (standardised here). */
   score(x: Float64Array): number {
     return this.forward(x);
   }

@@ -16,6 +16,7 @@ import type { Candidate, PRM } from './types.js';
 
 export const PRM_FORMAT_VERSION = 1;
 
+/** One line of `prm_pairs.jsonl`: a state, the chosen and the rejected next step, and their value gap. */
 export interface PrmPairRecord {
   id: string;
   state: { question: string; steps: Step[] };
@@ -24,6 +25,7 @@ export interface PrmPairRecord {
   gap?: number;
 }
 
+/** A trained PRM as saved to a file: the embedder and features it reads, the head's weights, and how training went. */
 export interface SavedPrm {
   format: 'ragtrail-prm';
   version: number;

@@ -5,10 +5,11 @@
  * @module
  */
 export { annotate, ANNOTATE_METHODS, type AnnotateMethod, type AnnotateOptions, annotateQuestion, type AnnotateResult } from './annotate.js';
-export { Mcts, type MctsOptions, type MctsStats, PUCT_DEFAULTS, puctScore, UCT_DEFAULTS, uctScore } from './mcts.js';
-export { type Rollout, rollout, spre } from './values.js';
+export { Mcts, type MctsOptions, type MctsStats, type PriorMode, PUCT_DEFAULTS, puctScore, UCT_DEFAULTS, uctScore } from './mcts.js';
+export { type OutcomeScore, type Rollout, rollout, spre } from './values.js';
 export { minePairs, type MineOptions, type Pair, type PairSide } from './mine.js';
-export { annotateByRanking, type RankOptions, type RankResult } from './rank.js';
+export { annotateByRanking, type RankOptions, type RankResult, type RankSource } from './rank.js';
+export type { SiblingCandidate, SiblingJob, SiblingJobOptions, SiblingJudge, SiblingVerdict } from './sibling-judge.js';
 export { type PreferenceExample, preferenceExample, sftExamples, stepwiseExamples } from './export.js';
-export { readTrees, type SavedTree, Tree, type TreeNode } from './tree.js';
-export { type AnnotationStats, annotationStats } from './stats.js';
+export { readTrees, type SavedNode, type SavedTree, Tree, type TreeNode } from './tree.js';
+export { type AnnotationStats, annotationStats, type Summary } from './stats.js';

@@ -28,6 +28,7 @@ import type { LLM } from '../llm/types.js';
 import { q, sameAction, Tree, type TreeNode } from './tree.js';
 import { judgeValue, type OutcomeScore, rollout, seedFor, spre } from './values.js';
 
+/** How the PUCT prior P(a|s) of a sampled step is set (see the module header). */
 export type PriorMode = 'length-normalised' | 'sequence' | 'uniform';
 export const PRIOR_MODES: readonly PriorMode[] = ['length-normalised', 'sequence', 'uniform'];
 

@@ -14,6 +14,10 @@ import type { LLM } from '../llm/types.js';
 import { sameAction, Tree, type TreeNode } from './tree.js';
 import { describeProcess, rollout, seedFor } from './values.js';
 
+/**
+ * How {@link annotateByRanking} orders the candidates of a step: an LLM judge's ranking, rollout values, or
+ * at random (a baseline).
+ */
 export type RankSource = 'judge' | 'rollout' | 'random';
 
 /** Settings of {@link annotateByRanking}; defaults in `RANK_DEFAULTS` (10 candidates at T = 1, judge ranking, EM correctness). */

@@ -32,6 +32,7 @@ import { describeProcess } from './values.js';
 export const PAIR_SOURCES = ['q-gap', 'judge'] as const;
 export type PairSource = (typeof PAIR_SOURCES)[number];
 
+/** One sibling step put before the judge, with its Q and N from the search. */
 export interface SiblingCandidate {
   /** The candidate's number in the job (what the judge names). */
   id: number;
@@ -44,6 +45,7 @@ export interface SiblingCandidate {
   n: number;
 }
 
+/** One set of siblings to compare: the node they branch from, its state, and the candidates. */
 export interface SiblingJob {
   questionId: string;
   method: string;
@@ -54,6 +56,7 @@ export interface SiblingJob {
   candidates: SiblingCandidate[];
 }
 
+/** A judge's answer for one job. */
 export type SiblingVerdict =
   | { kind: 'pair'; chosen: number; rejected: number; reason?: string }
   /** No clear pair: the judge declined (has_valid_pair false) or the rule saw a tie. */
@@ -61,11 +64,14 @@ export type SiblingVerdict =
   /** The reply could not be read; the node is skipped. */
   | { kind: 'malformed'; raw: string; error: string };
 
+/** Compares the siblings of one job: an LLM or a fixed rule (see the module header). */
 export interface SiblingJudge {
   readonly name: string;
+  /** The verdict on one job; an unreadable reply is a `malformed` verdict, not an error. */
   compare(job: SiblingJob): Promise<SiblingVerdict>;
 }
 
+/** Which children of which nodes become sibling jobs (defaults as the authors' filter). */
 export interface SiblingJobOptions {
   /** A child is a candidate when visited at least this often (the authors: 1). */
   minVisits: number;

@@ -8,6 +8,7 @@ import type { Pair } from './mine.js';
 import { type SavedTree, sameAction, stateAt } from './tree.js';
 import type { State } from '../env/env.js';
 
+/** Average, minimum, median and maximum of a count over questions. */
 export interface Summary {
   avg: number;
   min: number;

@@ -11,6 +11,7 @@ import { VarintWriter } from './bm25/bytes.js';
 
 const encoder = new TextEncoder();
 
+/** Writes the passage store of an index build (`docs.jsonl` and `docs.off`), one passage at a time. */
 export class DocStoreWriter {
   private readonly out: VarintWriter;
   private offsets = new Float64Array(1 << 16);
@@ -43,6 +44,7 @@ export class DocStoreWriter {
   }
 }
 
+/** The passages of an index by internal document number, read with positioned reads (see the module header). */
 export class DocStore {
   private readonly fd: number;
   private readonly offsets: Float64Array;
@@ -69,6 +71,7 @@ export class DocStore {
     return this.offsets.length - 1;
   }
 
+  /** The passage numbered `doc`. */
   get(doc: number): Passage {
     if (!(doc >= 0 && doc < this.size)) throw new RangeError(`document ${doc} is not in the store (size ${this.size})`);
     const start = this.offsets[doc] as number;
@@ -78,6 +81,7 @@ export class DocStore {
     return JSON.parse(this.scratch.toString('utf8', 0, len)) as Passage;
   }
 
+  /** Closes the passages file. */
   close(): void {
     closeSync(this.fd);
   }

@@ -16,6 +16,10 @@ import type { AgentName } from '../agents/protocol.js';
 import { proragSteps, searchR1Steps } from '../agents/transcript.js';
 import { toTrajectory } from '../env/trajectory.js';
 
+/**
+ * An episode as text, as text-based rewards read it: the question, the gold answers, the model's whole
+ * response and, for ARENA, its numbered references and citations.
+ */
 export interface EpisodeText {
   id: string;
   question: string;

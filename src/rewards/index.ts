@@ -9,6 +9,8 @@ export type { OptionValue, RewardContext, RewardResult, RewardScheme } from './t
 export { type ComposedScheme, composeScheme, registerRewardScheme, rewardSchemes, SCHEMES } from './schemes.js';
 export { applyRewards, type ApplyOptions, episodeScorer, type RewardRecord, scoreTexts, writeRewards } from './apply.js';
 export { type CorrectnessRule, discountedReturn, isCorrect, metricOf, spreValue } from './outcome.js';
+export type { EpisodeText } from './episode.js';
+export type { ProragForm } from './prorag.js';
 export { Judge, type Verdict } from './judge.js';
 export {
   aggregateLoss,
@@ -20,6 +22,7 @@ export {
   type DualSample,
   dynamicSamplingKeep,
   grpoAdvantages,
+  type GroupNormOptions,
   grpoTokenLoss,
   klEstimate,
   ratioFromLogprobs,

@@ -11,6 +11,10 @@ import { f1Score, tokenF1 } from '../core/metrics.js';
 import { pySplit, pyStrip } from '../core/text.js';
 import { proragStepFormat, proragWorkflow } from './format.js';
 
+/**
+ * Which form of ProRAG's rewards to compute: `code`, the authors' released code (the default), or
+ * `spec`, the plain reading of the paper's description (see the module header).
+ */
 export type ProragForm = 'code' | 'spec';
 
 export function sigmoid(x: number): number {

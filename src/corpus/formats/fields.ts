@@ -1,6 +1,7 @@
 /** Field checks shared by the dataset converters; each failure names the record's file:line and the field. */
 import { RecordError, type SourceLocation } from '../../core/errors.js';
 
+/** A parsed JSON object, field name → value: one record of a dataset file before its fields are read. */
 export type Json = Record<string, unknown>;
 
 export function asObject(value: unknown, loc: SourceLocation): Json {

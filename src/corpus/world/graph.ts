@@ -10,8 +10,10 @@ import {
   BOOK_GENRES, cityName, countryName, FILM_GENRES, givenName, INDUSTRIES, languageName, OCCUPATIONS, REGIONS, surname, workTitle,
 } from './names.js';
 
+/** The kinds of entity in the synthetic world. */
 export type EntityType = 'country' | 'city' | 'university' | 'person' | 'film' | 'book' | 'company';
 
+/** One entity of the synthetic world: its kind, its names, its attributes and its relations to other entities. */
 export interface Entity {
   id: string;
   type: EntityType;
@@ -26,6 +28,7 @@ export interface Entity {
   rels: Record<string, string>;
 }
 
+/** The synthetic world's knowledge graph: its entities (also by id), and how many entities share each surface name. */
 export interface Graph {
   seed: number | string;
   entities: Entity[];

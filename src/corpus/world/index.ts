@@ -28,6 +28,10 @@ export interface WorldOptions {
   mix?: QuestionMix;
 }
 
+/**
+ * What a generated world holds: entities by kind, passages, questions by type, hop count and split, and
+ * its deliberate ambiguities (namesakes, shared titles).
+ */
 export interface WorldStats {
   version: number;
   seed: number | string;

@@ -72,6 +72,10 @@ for (const h of HOPS) HOPS_FROM.set(h.from, [...(HOPS_FROM.get(h.from) ?? []), h
 /** Relations whose subject type is implied by the relation, so a shared film/novel title is still unambiguous. */
 const TYPE_SPECIFIC = new Set(['director', 'star', 'author', 'publisher']);
 
+/**
+ * The share of each question type in a generated world (shares sum to 1; default 0.2 single-hop,
+ * 0.4 compositional, 0.2 comparison, 0.2 bridge-comparison).
+ */
 export interface QuestionMix {
   'single-hop': number;
   compositional: number;

@@ -32,6 +32,7 @@ export type Source = (typeof SOURCES)[number];
 export const CITATION_RULES = ['answer', 'entity', 'answer+entity', 'top1', 'top2', 'all', 'none'] as const;
 export type CitationRule = (typeof CITATION_RULES)[number];
 
+/** One action the gym policy may choose, with where it came from and the facts its features read. */
 export interface GymCandidate {
   action: Action;
   source: Source;

@@ -17,12 +17,14 @@ import type { ValueLabel } from '../../process/values.js';
 import { readTrees, type SavedTree, stateAt } from '../../process/tree.js';
 import { type Choice, choicesFor, indexOf } from './policy.js';
 
+/** A state and the action to take in it, from one question: one supervised (SFT) example. */
 export interface StateAction {
   state: State;
   action: Action;
   questionId: string;
 }
 
+/** A state with a preferred and a dispreferred action and the value gap between them: one step-level preference (DPO) example. */
 export interface StatePair {
   state: State;
   chosen: Action;

@@ -26,6 +26,10 @@ import type { GymPolicy } from './policy.js';
 import { type Episode, sampleEpisode } from './rollout.js';
 import { episodePrmScores, type LogEntry, OFFLINE_DEFAULTS, type OfflineConfig, trainSft } from './train.js';
 
+/**
+ * Which steps of correct episodes RFT keeps: each step that passes the PRM ('step'), or all steps of
+ * episodes whose every step passes ('episode'); see the module header.
+ */
 export type RftFilter = 'episode' | 'step';
 
 /** Settings of ProRAG's PRM-filtered rejection-sampling fine-tuning; defaults in {@link RFT_DEFAULTS}. */
@@ -48,12 +52,14 @@ export interface RftConfig extends OfflineConfig {
  */
 export const RFT_DEFAULTS: RftConfig = { ...OFFLINE_DEFAULTS, samples: 4, temperature: 0.8, threshold: 0.5, correct: 'em', f1Threshold: 0.5, filter: 'step' };
 
+/** What {@link trainRft} samples and filters with. */
 export interface RftContext {
   env: RagEnv;
   /** The training questions (with their gold answers). */
   questions: readonly Question[];
   /** The process reward model whose scores filter the steps (its output read as a logit). */
   prm: PRM;
+  /** Receives the SFT trainer's log entries. */
   onLog?: (e: LogEntry) => void;
 }
 
@@ -69,6 +75,7 @@ export interface RftVerdict {
   keptSteps: number[];
 }
 
+/** Tallies of one RFT round: what was sampled, what was correct, what was kept. */
 export interface RftCounts {
   questions: number;
   /** Episodes sampled (questions × K). */

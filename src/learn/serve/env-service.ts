@@ -72,7 +72,7 @@ export interface StepPayload {
 export const DEFAULT_MAX_ACTION_CHARS = 32_768;
 
 /** An MCP tool as OpenEnv's `Tool` model has it (extra fields forbidden). */
-interface ToolSpec {
+export interface ToolSpec {
   name: string;
   description: string;
   input_schema: Record<string, unknown>;

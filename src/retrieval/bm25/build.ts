@@ -65,6 +65,7 @@ class WordWriter {
   }
 }
 
+/** BM25's two free parameters. */
 export interface Bm25Params {
   /** Term-frequency saturation (Pyserini's Wikipedia indexes: 0.9). */
   k1: number;
@@ -82,6 +83,7 @@ export function lengthNorm(len: number, k1: number, b: number, avgdl: number): n
   return k1 * (1 - b + (b * len) / avgdl);
 }
 
+/** The manifest of a BM25 index: its format, analyzer, parameters and collection statistics. */
 export interface Bm25Meta extends Bm25Params {
   format: 'ragtrail-bm25';
   version: number;
@@ -95,6 +97,7 @@ export interface Bm25Meta extends Bm25Params {
   runs: number;
 }
 
+/** Settings of a BM25 index build. */
 export interface Bm25BuildOptions extends Partial<Bm25Params> {
   analyzer?: Analyzer;
   /** Postings held in memory before a sorted run is written (default 24M, about 290 MB). */

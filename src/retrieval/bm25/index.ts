@@ -322,6 +322,7 @@ function bytesOf(a: ArrayBufferView): Uint8Array {
   return new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
 }
 
+/** Settings for opening a BM25 index. */
 export interface Bm25OpenOptions {
   /** Load postings into memory when the file is at most this many bytes (default: a quarter of RAM, at most 4 GiB). */
   maxPostingsInMemory?: number;
@@ -342,6 +343,7 @@ export interface Bm25OpenOptions {
   kernel?: Bm25Kernel | 'auto';
 }
 
+/** How a query skips documents that cannot reach the top k; all three give the same, exact results. */
 export type Bm25Pruning = 'block-max' | 'maxscore' | 'none';
 const PRUNINGS: readonly Bm25Pruning[] = ['block-max', 'maxscore', 'none'];
 /** Where the block-max evaluation runs. */
@@ -356,6 +358,7 @@ function typed<T>(dir: string, file: string, make: (b: ArrayBuffer, off: number,
   return make(copy.buffer, 0, raw.length / bytesPer);
 }
 
+/** An on-disk BM25 index opened for queries: exact top k with pruning (see the module header). */
 export class Bm25Index {
   readonly meta: Bm25Meta;
   readonly params: Bm25Params;
@@ -473,6 +476,7 @@ export class Bm25Index {
     return kernel;
   }
 
+  /** Opens the index in `dir`: postings in memory when they fit, else read from disk in windows. */
   static open(dir: string, opts: Bm25OpenOptions = {}): Bm25Index {
     return new Bm25Index(dir, opts);
   }
@@ -510,6 +514,7 @@ export class Bm25Index {
     return id < 0 ? 0 : this.df[id]!;
   }
 
+  /** The idf of a term with document frequency `df`: ln(1 + (N − df + 0.5) / (df + 0.5)). */
   idf(df: number): number {
     const n = this.meta.n;
     return Math.log(1 + (n - df + 0.5) / (df + 0.5));
@@ -552,6 +557,7 @@ export class Bm25Index {
     return top.sorted();
   }
 
+  /** Closes the postings file when it was left on disk. */
   close(): void {
     if (this.postingsFd !== undefined) closeSync(this.postingsFd);
   }

@@ -22,6 +22,7 @@ import { RowFile } from './vectors.js';
 
 export const DENSE_FORMAT_VERSION = 1;
 
+/** The manifest of a dense index: embedder, vector size and count, quantization, and the HNSW graph if any. */
 export interface DenseMeta {
   format: 'ragtrail-dense';
   version: number;
@@ -48,6 +49,7 @@ export const HNSW_ORDERS = ['clustered', 'natural'] as const;
 /** The order rows are added to an HNSW graph (see insertionOrder); absent in meta.json: natural. */
 export type HnswOrder = (typeof HNSW_ORDERS)[number];
 
+/** Settings of a dense index build. */
 export interface DenseBuildOptions {
   prefixes?: Prefixes;
   /** Passages per embedding call (default 256). */

@@ -23,8 +23,10 @@ import { scoreRows } from './rescore.js';
 import { exactSearch, keyRows, loadUsearch, type UsearchBinding, type UsearchGraph } from './usearch.js';
 import { type Chunk, RowFile } from './vectors.js';
 
+/** Flat (every stored code scored), HNSW graph search, or auto (HNSW when the index has a graph). */
 export type DenseSearchMode = 'auto' | 'flat' | 'hnsw';
 
+/** Settings for opening a dense index. */
 export interface DenseOpenOptions {
   /** auto uses HNSW when the index has one. */
   mode?: DenseSearchMode;
@@ -53,6 +55,7 @@ export interface DenseOpenOptions {
  */
 const DEFAULT_RESCORE: Record<Quantization, number> = { none: 1, int8: 2, binary: 40 };
 
+/** Dense vectors opened for search, flat or through an HNSW graph (see the module header). */
 export class DenseIndex {
   private constructor(
     readonly meta: DenseMeta,
@@ -126,6 +129,7 @@ export class DenseIndex {
     return this.onnx ? 'onnx' : this.usearch && this.quantization !== 'binary' ? 'usearch' : 'js';
   }
 
+  /** The top k documents for one query vector, best first. */
   async search(query: Float32Array, k: number): Promise<ScoredDoc[]> {
     return (await this.searchBatch([query], k))[0]!;
   }
@@ -305,6 +309,7 @@ export class DenseIndex {
     return this.chunks.reduce((s, c) => s + c.bytes.byteLength, 0) + (this.floats?.heldBytes ?? 0);
   }
 
+  /** Releases the float32 rows file and the ONNX session. */
   close(): void {
     this.floats?.close();
     void this.onnx?.close();

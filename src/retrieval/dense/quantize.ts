@@ -25,6 +25,7 @@
  */
 import type { RowFile } from './vectors.js';
 
+/** How vectors are held in memory for search: float32 ('none'), int8 codes, or binary codes. */
 export type Quantization = 'none' | 'int8' | 'binary';
 export const QUANTIZATIONS = ['none', 'int8', 'binary'] as const;
 
