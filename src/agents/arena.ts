@@ -36,7 +36,8 @@ export function parseRelevance(text: string | undefined): number[] | undefined {
 export const arena: Protocol = {
   name: 'arena',
   description: 'ARENA generator: <relevance>[ids]</relevance><analysis>…</analysis><answer>…</answer> over numbered references',
-  // ARENA generates at most 256 completion tokens (its GRPO and evaluation settings, SPEC §9).
+  // ARENA generates at most 256 completion tokens (the limit in the authors' released GRPO and
+  // evaluation settings).
   defaults: { maxTurns: 2, maxSearches: 1, topK: 5, maxTokens: 256 },
   allowed: (state) => (needsSearch(state) && !state.mustAnswer ? ['search'] : ['answer']),
   fixedAction: (state) => (needsSearch(state) && !state.mustAnswer ? { type: 'search', query: state.question.question } : undefined),

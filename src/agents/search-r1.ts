@@ -1,9 +1,9 @@
 /**
  * The Search-R1 tag format, as LWS trains it: reasoning in <think>, a query in <search> (the
  * environment answers with <information>), a check in <reflect> before <answer>. Valid shapes
- * (SPEC §2): think, reflect, answer — or (think | search | information | reflect)+ answer.
- * Multi-turn chat: each model turn is an assistant message, each <information> block a user message;
- * flattened for a completion backend this is exactly Search-R1's single running transcript.
+ * (LWS §3.3, "Format Reward"): think, reflect, answer — or (think | search | information | reflect)+
+ * answer. Multi-turn chat: each model turn is an assistant message, each <information> block a user
+ * message; flattened for a completion backend this is exactly Search-R1's single running transcript.
  */
 import type { Action, Message } from '../core/trajectory.js';
 import type { State } from '../env/env.js';

@@ -1,7 +1,8 @@
 /**
  * Answer metrics exactly as the reference scripts compute them (SQuAD v1.1 / HotpotQA
- * `hotpot_evaluate_v1.py` / FlashRAG's evaluator), SPEC §3. Each takes the maximum over gold answers.
- * In core because rewards, search trees and simulated agents score answers too; eval re-exports them.
+ * `hotpot_evaluate_v1.py` / FlashRAG's evaluator; ReasonRAG App. D, eq. 8–11). Each takes the maximum
+ * over gold answers. In core because rewards, search trees and simulated agents score answers too; eval
+ * re-exports them.
  */
 import { normalizeAnswer, type NormalizeOptions, pySplit } from './text.js';
 

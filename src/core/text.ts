@@ -1,6 +1,6 @@
 /**
- * Answer normalisation of the SQuAD / HotpotQA / FlashRAG scripts (SPEC §3), shared by the metrics
- * and by the agents that check what they have retrieved.
+ * Answer normalisation of the SQuAD / HotpotQA / FlashRAG scripts (ReasonRAG App. D and ARENA App. D.1
+ * score with it), shared by the metrics and by the agents that check what they have retrieved.
  */
 
 export interface NormalizeOptions {

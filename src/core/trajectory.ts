@@ -17,7 +17,7 @@ export interface TokenUsage {
 }
 
 /**
- * An action of the outer MDP (SPEC §1): search the corpus, record evidence (ReasonRAG's grounding,
+ * An action of the outer MDP (RAG-Gym §2.1): search the corpus, record evidence (ReasonRAG's grounding,
  * ProRAG's sub-answers), or answer (terminal). `invalid` is model text that did not parse: it costs
  * a turn and is counted as a format failure.
  */

@@ -1,10 +1,10 @@
 /**
- * The outer MDP of SPEC §1, with Gymnasium's small contract made functional: `reset(question)` gives
- * the first state, `step(state, move)` returns the next one without changing the old, so that
- * search trees (MCTS) can branch from any state. The retriever lives inside; budgets on turns and
- * searches end an episode, after which the agent must answer (one forced answer-only call, the
- * SPEC's choice). Every step keeps its trace: prompt, raw text, parsed action, documents with ids
- * and scores, timings and usage.
+ * The outer MDP of RAG-Gym (§2.1, the nested MDP's outer level), with Gymnasium's small contract made
+ * functional: `reset(question)` gives the first state, `step(state, move)` returns the next one without
+ * changing the old, so that search trees (MCTS) can branch from any state. The retriever lives inside;
+ * budgets on turns and searches end an episode, after which the agent must answer (one forced
+ * answer-only call, a choice made here). Every step keeps its trace: prompt, raw text, parsed action,
+ * documents with ids and scores, timings and usage.
  */
 import type { Question } from '../core/types.js';
 import type { Action, Message, RetrievedDoc, Step, TokenUsage } from '../core/trajectory.js';
@@ -65,7 +65,7 @@ export interface StepResult {
 }
 
 /**
- * The retrieval MDP of SPEC §1: a search action runs the retriever for `topK` documents; turn and
+ * The retrieval MDP (RAG-Gym §2.1): a search action runs the retriever for `topK` documents; turn and
  * search budgets force an answer. Functional, so MCTS can step from any earlier state.
  */
 export class RagEnv {

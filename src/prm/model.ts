@@ -1,6 +1,6 @@
 /**
  * The trained PRM's scoring head: linear, or a one-hidden-layer MLP (tanh), fitted with the
- * Bradley–Terry loss on preference pairs (SPEC §6):
+ * Bradley–Terry loss on preference pairs (ProRAG §3.2, eq. 4; RAG-Gym §2.2.2):
  *
  *   L = −log σ(r(x⁺) − r(x⁻)),   ∂L/∂Δ = σ(Δ) − 1 with Δ = r(x⁺) − r(x⁻),
  *

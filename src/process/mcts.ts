@@ -5,7 +5,8 @@
  *     s* = argmax_i Q(s_i) + c · √(Σ_j N(s_j)) / (1 + N(s_i)),   unvisited = ∞, c = 1.414;
  *   expand one step from a node with fewer than `maxChildren` children; value the new node by SPRE
  *   rollouts (eq. 1) or by the judge value of the partial process (eq. 6); back up: N += 1 on the path
- *   (eq. 7) and Q the running mean of the values (SPEC's choice).
+ *   (eq. 7) and Q the running mean of the values (a choice made here: the appendix only says Q is
+ *   updated from eq. 1).
  * ProRAG (§3.2), "puct": select by PUCT
  *     a* = argmax_a Q(s,a) + c · P(a|s) · √N(s) / (1 + N(s,a)),   c = 2.5,
  *   P the prior of the sampled step (`prior`): by default its length-normalised sequence probability

@@ -1,10 +1,11 @@
 /**
- * Preference pairs from annotated trees (SPEC §5). Search trees (MCTS): sibling steps under the same
- * parent, preferred = higher label, kept when |Δ| ≥ 0.01 and the texts differ, the label being the node's
- * bottom-up value (values.ts `bottomUpTreeValues`; nodes without one are pruned) or its running-mean Q
- * (branches that never reached an answer pruned first); a pair whose preferred side is not a query, evidence or answer is dropped
- * (ReasonRAG's code). Ranking trees (RAG-Gym): at each step the best candidate against each candidate
- * whose reward 1/(1+rank) is below 0.5, for kept (correct) trajectories only.
+ * Preference pairs from annotated trees (ReasonRAG §2.2.3; RAG-Gym §2.2.1). Search trees (MCTS): sibling
+ * steps under the same parent, preferred = higher label, kept when |Δ| ≥ 0.01 and the texts differ, the
+ * label being the node's bottom-up value (values.ts `bottomUpTreeValues`; nodes without one are pruned)
+ * or its running-mean Q (branches that never reached an answer pruned first); a pair whose preferred
+ * side is not a query, evidence or answer is dropped (ReasonRAG's code). Ranking trees (RAG-Gym): at
+ * each step the best candidate against each candidate whose reward 1/(1+rank) is below 0.5, for kept
+ * (correct) trajectories only.
  */
 import type { Action } from '../core/trajectory.js';
 import { actionLetter, type SavedNode, type SavedTree, sameAction } from './tree.js';
@@ -24,7 +25,10 @@ export interface PairSide {
   value?: number;
 }
 
-/** A preference pair of sibling steps that branch from the same node (SPEC §5): one line of `pairs.jsonl`. */
+/**
+ * A preference pair of sibling steps that branch from the same node (ReasonRAG §2.2.3): one line of
+ * `pairs.jsonl`.
+ */
 export interface Pair {
   /** `${questionId}:${parent}:${chosen}:${rejected}` */
   id: string;

@@ -1,8 +1,8 @@
 /**
- * ProRAG's PRM data (§3.2; SPEC §5 "ProRAG PRM data", §9): sibling steps of an MCTS tree compared by a
- * judge. The search's Q is outcome-oriented — a step can lead to a right answer through flawed logic — so
- * instead of preferring the higher Q outright (`q-gap`, process/mine.ts), a judge looks at the steps
- * that branch from one state and names one better and one worse step, or none.
+ * ProRAG's PRM data (ProRAG §3.2, the step-level preference pairs before eq. 4): sibling steps of an
+ * MCTS tree compared by a judge. The search's Q is outcome-oriented — a step can lead to a right answer
+ * through flawed logic — so instead of preferring the higher Q outright (`q-gap`, process/mine.ts), a
+ * judge looks at the steps that branch from one state and names one better and one worse step, or none.
  *
  * Jobs, as the authors' prorag/prm/filter.py collects them: at each node whose children the search
  * explored — the root, and nodes visited at least `minParentVisits` times (the authors descend into

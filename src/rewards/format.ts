@@ -1,6 +1,6 @@
 /**
  * Format rewards: does the agent's text follow its protocol's shape? Each protocol's rule is from its
- * paper (SPEC §4): LWS ±1 on the whole transcript, ARENA 1/0 on its single output, ProRAG per-step
+ * paper: LWS ±1 (eq. 6) on the whole transcript, ARENA 1/0 on its single output (§3.3), ProRAG per-step
  * schema and whole-workflow indicators. Generation stops before stop strings, so a model turn is
  * judged with the closing tag it stopped at put back.
  */
@@ -50,7 +50,7 @@ export function closedRaw(step: Step, tagFor: Partial<Record<Step['action']['typ
 }
 
 /**
- * LWS eq. 6: r_f = 1 if the transcript has one of the two valid shapes, else −1. Shapes (SPEC §2):
+ * LWS eq. 6: r_f = 1 if the transcript has one of the two valid shapes, else −1. Shapes (LWS §3.3):
  * think, reflect, answer — or (think | search | information | reflect)+ answer, with every search
  * answered by the environment's information and the answer last; each model turn ends in its action
  * (a search or the answer). With `strict`, text outside the tags also fails the format (choice;

@@ -1,7 +1,7 @@
 /**
- * LLM-as-judge (SPEC §3): does the prediction mean the same as any gold answer? The judge model
- * replies YES or NO at temperature 0; with the response cache, each verdict is paid for once.
- * A reply that is neither counts as NO and is reported.
+ * LLM-as-judge (as ARENA's evaluation, App. D.3): does the prediction mean the same as any gold answer?
+ * The judge model replies YES or NO at temperature 0; with the response cache, each verdict is paid for
+ * once. A reply that is neither counts as NO and is reported.
  */
 import type { LLM } from '../llm/types.js';
 
@@ -23,8 +23,8 @@ export function parseVerdict(text: string): { correct: boolean; malformed: boole
 }
 
 /**
- * LLM-as-judge (SPEC §3): asks the model whether a prediction means the same as a gold answer (YES/NO
- * at temperature 0). `malformed` counts replies with neither word; those count as NO.
+ * LLM-as-judge (ARENA App. D.3): asks the model whether a prediction means the same as a gold answer
+ * (YES/NO at temperature 0). `malformed` counts replies with neither word; those count as NO.
  */
 export class Judge {
   malformed = 0;

@@ -3,7 +3,7 @@
  *   r_f (eq. 6): +1 if the transcript has a valid shape, −1 otherwise (format.ts).
  *   r_s (eq. 9): RC ≤ 1 → 0 if the query is concise, −1 if not; RC > 1 → −avg_sim, the mean pairwise
  *        cosine similarity of the queries' embeddings (eq. 7–8). Eq. 8 divides the i < j sum by
- *        N(N−1), half the mean; both are offered, the mean by default (SPEC §4 choice).
+ *        N(N−1), half the mean; both are offered, the mean by default (a choice made here).
  *   r_a stage 1 (eq. 10): correct → 1, wrong → −1 + β·RC.  Stage 2 (eq. 11): correct → 1 − β·RC,
  *        wrong → −1.  β = 0.3.
  */

@@ -1,6 +1,7 @@
 /**
- * Outcome rewards (SPEC §4): an answer metric of the final prediction, and the binary-correctness
- * rule the staged rewards use — EM (default), Acc, F1 ≥ threshold, or the LLM judge (choice).
+ * Outcome rewards (RAG-Gym §2.1, eq. 3: the correctness of the final prediction): an answer metric of
+ * it, and the binary-correctness rule the staged rewards use — EM (default), Acc, F1 ≥ threshold, or the
+ * LLM judge (choice).
  */
 import { InputError } from '../core/errors.js';
 import type { Trajectory } from '../core/trajectory.js';

@@ -1,6 +1,8 @@
 /**
- * ProRAG rewards. Its formulas did not survive in the paper's text; SPEC §4 gives standard forms
- * (choice) and §9 what the authors' code does, which is the default here.
+ * ProRAG rewards (ProRAG §3.4.2: step reward eq. 5, outcome reward eq. 6). The equations did not survive
+ * in the paper's text, only their description; two forms are offered. `code`, the default, is what the
+ * authors' released code computes; `spec` is a plain reading of the description (PRM score or F1 plus
+ * a λ-weighted format indicator), a choice made here.
  *   Outcome, code:  (0 if F1 < 0.2 else 2·F1) + (+1 if the whole trajectory follows the workflow else −1)
  *   Outcome, spec:  F1 + λ_o · 1[workflow]
  *   Step, code:     sigmoid(PRM logit) + (+1 if the step follows the tag schema else −2)

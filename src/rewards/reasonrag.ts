@@ -1,10 +1,10 @@
 /**
  * ReasonRAG's terminal reward: the value of a finished rollout, F1 of its answer decayed by the
- * number of steps, F1 · β^step (β 0.95 while searching; SPEC §9). Default mode scores the answer
- * ragtrail's reasonrag protocol parsed; compat=authors reproduces `ReasonRAGPipeline.get_reward`
- * with the module's `extract_answer` (wlzhang2020/ReasonRAG @225e249) and FlashRAG's token F1:
- * the text after "So the answer is", the last single-line <answer>, tag fragments deleted, and the
- * answer cut at its first "." ("St. Louis" → "St").
+ * number of steps, F1 · β^step (β 0.95 while searching, as the authors' released code has it). Default
+ * mode scores the answer ragtrail's reasonrag protocol parsed; compat=authors reproduces
+ * `ReasonRAGPipeline.get_reward` with the module's `extract_answer` (wlzhang2020/ReasonRAG @225e249) and
+ * FlashRAG's token F1: the text after "So the answer is", the last single-line <answer>, tag fragments
+ * deleted, and the answer cut at its first "." ("St. Louis" → "St").
  */
 import { f1Score } from '../core/metrics.js';
 import { pyStrip } from '../core/text.js';

@@ -1,6 +1,7 @@
 /**
  * The RL math of the five papers as plain functions over arrays: the reference that ragtrail's
- * TypeScript trainers and the exported TRL/verl setups must agree with (SPEC §6).
+ * TypeScript trainers and the exported TRL/verl setups must agree with. Each function names the
+ * method and the paper it follows.
  * Conventions: log-probabilities are natural logs of per-token probabilities; a "group" is the G
  * samples drawn for one question; masks are 1 for tokens the policy generated, 0 for tokens the
  * environment inserted (retrieved documents), which carry no loss.
@@ -147,7 +148,8 @@ export interface DualAdvantage {
  * ProRAG's dual-granularity advantage: outcome rewards normalised over the group,
  *   A_out(i) = (r_i − mean) / (std + ε);
  * step rewards normalised group-wise — by default over every valid token of the group, as the authors'
- * code does (each step's score copied to its tokens), or over the steps ("steps", SPEC §6); then
+ * code does (each step's score copied to its tokens), or over the steps ("steps", a reading of ProRAG
+ * eq. 7); then
  *   A_token = A_out(i) + w · A_step(step of the token),  w = 0.3,
  * with environment tokens masked (advantage 0, mask 0).
  */
@@ -179,7 +181,8 @@ export function negLogSigmoid(x: number): number {
 }
 
 /**
- * DPO (SPEC §6): −log σ(β[(log π(y_w|x) − log π_ref(y_w|x)) − (log π(y_l|x) − log π_ref(y_l|x))]).
+ * DPO (Rafailov et al. 2023, eq. 7):
+ *   −log σ(β[(log π(y_w|x) − log π_ref(y_w|x)) − (log π(y_l|x) − log π_ref(y_l|x))]).
  * Without reference log-probabilities it is the reference-free form ReasonRAG writes: −log σ(β[log π(y_w|x) − log π(y_l|x)]).
  */
 export function dpoLoss(args: { chosen: number; rejected: number; refChosen?: number; refRejected?: number }, beta = 0.1): number {

@@ -1,7 +1,7 @@
 /**
  * Rewards are small, named, pure functions of a trajectory (and, where a paper needs more, of the
  * question's supporting passages, an embedder or a judge), returning a total and its components.
- * They compose by weighted sums (compose.ts). Equations cite their papers; SPEC §4 is the contract.
+ * They compose by weighted sums (`composeScheme` in schemes.ts). Each scheme cites its paper and equations.
  */
 import type { Trajectory } from '../core/trajectory.js';
 import type { Embedder } from '../retrieval/embedders/embedder.js';
@@ -36,7 +36,7 @@ export interface RewardResult {
 export type OptionValue = number | string | boolean;
 
 /**
- * A named reward over a trajectory, as in the papers (SPEC §4). Built-ins are in `SCHEMES`; add your
+ * A named reward over a trajectory, as the papers define them. Built-ins are in `SCHEMES`; add your
  * own
  * with `registerRewardScheme`, then use it in `--scheme`, alone or in a weighted sum.
  */

@@ -1,4 +1,4 @@
-/** The papers' reward functions with hand-computed values (SPEC §4). */
+/** The papers' reward functions (LWS, ARENA, ProRAG, ReasonRAG, RAG-Gym) with hand-computed values. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Step, Trajectory } from '../../src/core/trajectory.js';

@@ -1,4 +1,4 @@
-/** RL math with hand-computed values (SPEC §6). */
+/** RL math (GRPO, DAPO, KL estimators, DPO, ProRAG's dual advantage) with hand-computed values. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Rng } from '../../src/core/rng.js';

@@ -6,8 +6,8 @@
  *   ∇_θ log π(i | s) = (1/τ) · (∇r(x_i) − Σ_j π(j | s) ∇r(x_j)).
  *
  * Each function returns the loss and adds its gradient into `grad` (the caller owns the buffer and the
- * optimiser). The reference maths they follow is rewards/rl.ts (SPEC §6); tests check the gradients
- * against finite differences.
+ * optimiser). The reference maths they follow is rewards/rl.ts (which cites each paper); tests check the
+ * gradients against finite differences.
  */
 import type { ScoreModel } from '../../prm/model.js';
 import { decoupledClipSurrogate, dpoLoss, klEstimate, negLogSigmoid } from '../../rewards/rl.js';
@@ -35,7 +35,7 @@ export interface Demonstration {
   target: number;
 }
 
-/** SFT (SPEC §6): L = −(1/B) Σ log π(a* | s). */
+/** SFT, the negative log-likelihood of demonstrated actions: L = −(1/B) Σ log π(a* | s). */
 export function sftLoss(model: ScoreModel, batch: readonly Demonstration[], grad?: Float64Array, tau = 1): number {
   let loss = 0;
   for (const d of batch) loss -= logProb(model, d.choice, d.target, tau, grad, -1 / batch.length);
@@ -106,7 +106,7 @@ export interface StepPair {
 }
 
 /**
- * Step-level DPO (ReasonRAG; SPEC §6), mean over the batch:
+ * Step-level DPO (ReasonRAG §2.3, eq. 3, with the reference model of DPO's eq. 7), mean over the batch:
  *   L = −log σ(β m),  m = (log π(a⁺|s) − log π_ref(a⁺|s)) − (log π(a⁻|s) − log π_ref(a⁻|s)),
  *   ∂L/∂m = −β σ(−β m).
  */
@@ -159,7 +159,7 @@ export interface ClipOptions {
 }
 
 /**
- * The GRPO/DAPO objective on sampled steps (SPEC §6):
+ * The GRPO/DAPO objective on sampled steps (GRPO: Shao et al. 2024; DAPO's decoupled clip: LWS eq. 3):
  *   ℓ = −min(ρA, clip(ρ, 1−ε_low, 1+ε_high) A) + β · KL_est,  ρ = π_θ(a|s) / π_old(a|s),
  * averaged per `aggregate`. Gradients: the surrogate's is −ρA ∇log π where the unclipped term is
  * the minimum, 0 where the clipped one is; k1: ∇log π; k2: −log(π_ref/π) ∇log π; k3: (1 − π_ref/π) ∇log π.

@@ -1,5 +1,5 @@
 /**
- * ProRAG's PRM-guided reasoning refinement (§3.3; SPEC §6 "RFT"): step-level rejection-sampling
+ * ProRAG's PRM-guided reasoning refinement (ProRAG §3.3): step-level rejection-sampling
  * fine-tuning of the gym policy between the warm-up SFT and RL.
  *
  *   1. sample K episodes per training question from the current policy (temperature T);
@@ -9,10 +9,10 @@
  *      sigmoid(PRM) ≥ `threshold`;
  *   4. `filter: 'step'` (default: the paper's wording — a (context, action) pair is kept iff its score
  *      passes — and the authors' code, which filter pairs one by one): keep each passing step of every
- *      correct episode; `filter: 'episode'` (SPEC §6 read strictly): keep the steps of correct episodes
- *      whose every step passes. With a weak PRM the episode filter keeps almost only one-step
- *      episodes (k steps pass together with probability ~p^k), so RFT then teaches answering without
- *      searching: measured in the ProRAG recipe (README, Papers);
+ *      correct episode; `filter: 'episode'` (a strict reading: whole trajectories whose every step
+ *      passes): keep the steps of correct episodes whose every step passes. With a weak PRM the episode
+ *      filter keeps almost only one-step episodes (k steps pass together with probability ~p^k), so RFT
+ *      then teaches answering without searching: measured in the ProRAG recipe (README, Papers);
  *   5. SFT on the kept pairs (trainSft, so `controlWeight` applies as in the warm-up).
  *
  * Sampling is seeded per (seed, question, sample), so a run is deterministic for a seed.

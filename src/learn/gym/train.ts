@@ -1,5 +1,5 @@
 /**
- * Trainers of the gym policy, each following the reference maths of rewards/rl.ts (SPEC §6):
+ * Trainers of the gym policy, each following the reference maths of rewards/rl.ts:
  *
  *   sft     NLL of demonstrated actions (the best-path steps of annotated trees); `controlWeight` λ
  *           weights the choice of the action's type as ProRAG's warm-up weights its control tokens
@@ -176,7 +176,7 @@ export interface RlConfig extends ClipOptions {
 }
 
 /**
- * Defaults of an RL algorithm (SPEC §6): all take 3 epochs of 16 questions × 8 episodes, 2 updates per
+ * Defaults of an RL algorithm: all take 3 epochs of 16 questions × 8 episodes, 2 updates per
  * batch, T = 1. grpo: clip 0.2, k3 KL β = 0.04, per-episode averaging, EM reward. dapo: clip 0.2/0.28,
  * no
  * KL, per-step averaging, dynamic sampling. lws: dapo with β = 1e-4 and the staged LWS rewards.
@@ -191,7 +191,8 @@ export function rlDefaults(algo: RlAlgo): RlConfig {
     case 'dapo':
       return { ...base, epsLow: 0.2, epsHigh: 0.28, beta: 0, aggregate: 'token', reward: 'em', dynamicSampling: true };
     case 'lws':
-      // LWS trains with verl's KL loss (low-variance form, k3) at 1e-4 (SPEC §9); DAPO itself has none.
+      // LWS trains with verl's KL loss (low-variance form, k3) at 1e-4 (its released training setup);
+      // DAPO itself has none.
       return { ...base, epsLow: 0.2, epsHigh: 0.28, beta: 1e-4, aggregate: 'token', reward: 'lws-stage1', stage2Reward: 'lws-stage2', dynamicSampling: true };
     case 'prorag':
       return { ...base, epsLow: 0.2, epsHigh: 0.2, beta: 0.04, aggregate: 'sequence', reward: 'prorag-outcome', dynamicSampling: false };
@@ -199,8 +200,9 @@ export function rlDefaults(algo: RlAlgo): RlConfig {
 }
 
 /**
- * ARENA's GRPO on the gym policy (SPEC §6, §9): reward scheme `arena` (format + accuracy + relevance +
- * bonus 10), k2 KL estimator at β = 0.04, 7 episodes per question; the rest as `rlDefaults('grpo')`.
+ * ARENA's GRPO on the gym policy (ARENA §3.2–3.3 and the authors' released settings): reward scheme
+ * `arena` (format + accuracy + relevance + bonus 10), k2 KL estimator at β = 0.04, 7 episodes per
+ * question; the rest as `rlDefaults('grpo')`.
  * `relevance: false` is the control without the relevance reward (`relevance_weight=0`: relevance is
  * neither in the sum nor in the bonus condition). Spread it into `trainRl`'s config and override what
  * you like: `trainRl(policy, ctx, { ...arenaGrpoConfig(), epochs: 3, seed })`.
@@ -229,7 +231,8 @@ interface Group {
 
 /**
  * ProRAG's step rewards of an episode: the PRM's output for each step plus the step-format term —
- * code form sigmoid(PRM logit) + (+1 / −2), spec form PRM + λ_f·1[schema] (SPEC §4, §9; rewards/prorag.ts).
+ * code form sigmoid(PRM logit) + (+1 / −2), spec form PRM + λ_f·1[schema] (ProRAG eq. 5;
+ * rewards/prorag.ts).
  */
 export async function proragStepScores(prm: PRM, ep: Episode, form: ProragForm = 'code', lambdaF = 1): Promise<number[]> {
   const raw = await episodePrmScores(prm, ep);
