@@ -1,5 +1,5 @@
 import { existsSync, statSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import type { Command } from 'commander';
 import { InputError } from '../core/errors.js';
 import { createEmbedder, EMBEDDER_SPEC_HELP } from '../retrieval/embedders/embedder.js';
@@ -7,7 +7,7 @@ import { denseFootprint } from '../retrieval/dense/index.js';
 import { QUANTIZATIONS, type Quantization } from '../retrieval/dense/quantize.js';
 import { HNSW_ORDERS, type HnswOrder } from '../retrieval/dense/build.js';
 import { buildEngineIndex, ENGINE_SPEC_HELP, parseEngineSpec } from '../retrieval/engines/search-engine.js';
-import { buildIndex, readManifest } from '../retrieval/index-dir.js';
+import { buildIndex, manifestCorpus, readManifest } from '../retrieval/index-dir.js';
 import { choiceArg, intArg, numberArg } from './options.js';
 
 interface BuildOpts {
@@ -100,7 +100,7 @@ export function registerIndex(program: Command): void {
     .argument('<dir>', 'index folder')
     .action((dir: string) => {
       const m = readManifest(dir);
-      console.log(`index ${dir}: ${m.passages} passages from ${m.corpus} (built ${m.created}), ${(folderBytes(dir) / 2 ** 20).toFixed(1)} MiB`);
+      console.log(`index ${dir}: ${m.passages} passages from ${relative(process.cwd(), manifestCorpus(dir, m))} (built ${m.created}), ${(folderBytes(dir) / 2 ** 20).toFixed(1)} MiB`);
       if (m.bm25) console.log(`  bm25: k1=${m.bm25.k1} b=${m.bm25.b}, ${m.bm25.vocabulary} terms, ${m.bm25.postings} postings, avg length ${m.bm25.avgdl.toFixed(1)} tokens`);
       if (m.dense) {
         const prefixes = Object.entries(m.dense.prefixes).filter(([, v]) => v).map(([k, v]) => `${k} prefix ${JSON.stringify(v)}`);

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { makeDir } from '../core/io.js';
+import { manifestCorpus, readManifest } from '../retrieval/index-dir.js';
 import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { InputError } from '../core/errors.js';
@@ -167,8 +168,7 @@ async function trainWithTrl(opts: TrainOpts): Promise<void> {
 
 function findCorpus(index: string): string | undefined {
   try {
-    const manifest = JSON.parse(readFileSync(join(index, 'index.json'), 'utf8')) as { corpus?: string };
-    return manifest.corpus ? resolve(manifest.corpus) : undefined;
+    return manifestCorpus(index, readManifest(index));
   } catch {
     return undefined;
   }

@@ -11,7 +11,7 @@
  * an interrupted embedding resumes.
  */
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { InputError } from '../core/errors.js';
 import { type RegisterOptions, Registry, splitSpec } from '../core/registry.js';
 import { makeDir, readJsonFileSync, readLines, writeJsonAtomicSync } from '../core/io.js';
@@ -36,7 +36,13 @@ export const INDEX_FORMAT_VERSION = 1;
 export interface IndexManifest {
   format: 'ragtrail-index';
   version: number;
+  /**
+   * The corpus file. Relative to the index folder where `corpusBase` is "index", so that the index
+   * works from any folder and moves with its corpus; in manifests from before that field, as given to
+   * the build (relative to the folder it ran in). Resolve it with {@link manifestCorpus}.
+   */
   corpus: string;
+  corpusBase?: 'index';
   /** Size and modification time of the corpus file when indexed: a changed corpus is not resumed. */
   corpusStat?: { size: number; mtimeMs: number };
   passages: number;
@@ -80,6 +86,28 @@ export function readManifest(dir: string): IndexManifest {
     throw new InputError(`${dir}: index format ${m.format} v${m.version} is not supported by this ragtrail (v${INDEX_FORMAT_VERSION})`, 'rebuild the index');
   }
   return m;
+}
+
+/** The corpus file an index was built from, as an absolute path. */
+export function manifestCorpus(dir: string, m: Pick<IndexManifest, 'corpus' | 'corpusBase' | 'corpusStat'>): string {
+  if (m.corpusBase === 'index') return resolve(dir, m.corpus);
+  // An older manifest: the path is relative to the folder the build ran in, as before when it exists
+  // from here; else from the index folder and each folder above it (a build ran in one of them when
+  // its --out had no ".."), preferring a file of the recorded size.
+  const fromCwd = resolve(m.corpus);
+  if (isAbsolute(m.corpus)) return fromCwd;
+  const candidates = [fromCwd];
+  for (let d = resolve(dir); ; d = dirname(d)) {
+    candidates.push(resolve(d, m.corpus));
+    if (dirname(d) === d) break;
+  }
+  const fits = (p: string) => existsSync(p) && (m.corpusStat === undefined || statSync(p).size === m.corpusStat.size);
+  return existsSync(fromCwd) ? fromCwd : (candidates.find(fits) ?? candidates.find((p) => existsSync(p)) ?? fromCwd);
+}
+
+/** How a new manifest names its corpus: relative to the index folder, whatever the working folder. */
+function corpusField(corpusPath: string, dir: string): Pick<IndexManifest, 'corpus' | 'corpusBase'> {
+  return { corpus: relative(resolve(dir), resolve(corpusPath)), corpusBase: 'index' };
 }
 
 function writeManifest(dir: string, m: IndexManifest): void {
@@ -127,10 +155,10 @@ export async function buildIndex(corpusPath: string, dir: string, opts: IndexBui
   } else if (existsSync(manifestPath(dir))) {
     manifest = readManifest(dir);
     const now = existsSync(corpusPath) ? corpusStat(corpusPath) : undefined;
-    const other = resolve(manifest.corpus) !== resolve(corpusPath);
+    const other = manifestCorpus(dir, manifest) !== resolve(corpusPath);
     const changed = !other && now !== undefined && manifest.corpusStat !== undefined && (now.size !== manifest.corpusStat.size || now.mtimeMs !== manifest.corpusStat.mtimeMs);
     if (other) {
-      throw new InputError(`${dir} already holds an index of ${manifest.corpus}`, 'choose another --out folder, delete this one, or pass --force to rebuild it');
+      throw new InputError(`${dir} already holds an index of ${manifestCorpus(dir, manifest)}`, 'choose another --out folder, delete this one, or pass --force to rebuild it');
     } else if (changed) {
       throw new InputError(`${corpusPath} changed since ${dir} was built from it`, 'pass --force to rebuild the index, or choose another --out folder');
     }
@@ -159,7 +187,7 @@ export async function buildIndex(corpusPath: string, dir: string, opts: IndexBui
       const bm25Meta = bm25?.finish();
       progress.finish(`${bm25Meta ? `(${bm25Meta.vocabulary} terms, ${bm25Meta.postings} postings, ${bm25Meta.runs} runs)` : ''}${skipped ? ` ${skipped} invalid records skipped` : ''}`);
       if (store.count === 0) throw new InputError(`${corpusPath}: the corpus has no passages`);
-      manifest = { format: 'ragtrail-index', version: INDEX_FORMAT_VERSION, corpus: corpusPath, corpusStat: existsSync(corpusPath) ? corpusStat(corpusPath) : undefined, passages: store.count, created: new Date().toISOString() };
+      manifest = { format: 'ragtrail-index', version: INDEX_FORMAT_VERSION, ...corpusField(corpusPath, dir), corpusStat: existsSync(corpusPath) ? corpusStat(corpusPath) : undefined, passages: store.count, created: new Date().toISOString() };
       if (bm25Meta) {
         const { analyzer: _analyzer, ...rest } = bm25Meta;
         manifest.bm25 = rest;

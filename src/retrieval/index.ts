@@ -9,6 +9,7 @@ export {
   buildIndex,
   type IndexBuildOptions,
   type IndexManifest,
+  manifestCorpus,
   openRetriever,
   type OpenRetrieverOptions,
   readManifest,
