@@ -18,8 +18,13 @@ export interface ProposeOptions {
   seed?: number;
 }
 
-/** What produces a policy's actions: a language model, or one of the non-LLM policies (oracle, sim, the trained gym policy). */
-export type PolicyKind = 'llm' | 'oracle' | 'sim' | 'gym';
+/**
+ * What produces a policy's actions: a language model (`llm`), one of the built-in non-LLM policies
+ * (`oracle`, `sim`, the trained `gym` policy), or a user's own policy (`custom`), about which ragtrail
+ * assumes nothing: it may call a model or not, so runs neither label it a non-LLM stand-in nor apply
+ * the simulated agent's data checks.
+ */
+export type PolicyKind = 'llm' | 'oracle' | 'sim' | 'gym' | 'custom';
 
 /** Anything that proposes actions for a state: an LLM behind a protocol, or a non-LLM policy writing in the protocol's format. */
 export interface Policy {

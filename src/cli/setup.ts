@@ -153,5 +153,14 @@ export function warnAboutData(policy: Policy, questions: readonly Question[]): v
 }
 
 export function nonLlmNote(policy: Policy): string | undefined {
-  return policy.kind === 'llm' ? undefined : `note: policy ${policy.name} is a non-LLM stand-in; its numbers measure the pipeline, not a language model`;
+  switch (policy.kind) {
+    case 'llm':
+    // A user's own policy may well call a model: say nothing rather than guess.
+    case 'custom':
+      return undefined;
+    case 'oracle':
+    case 'sim':
+    case 'gym':
+      return `note: policy ${policy.name} is a non-LLM stand-in; its numbers measure the pipeline, not a language model`;
+  }
 }

@@ -20,7 +20,7 @@ before(() => {
   assert.equal(ragtrail('world', '--seed', '3', '--entities', '400', '--out', world).status, 0);
   assert.equal(ragtrail('index', 'build', '--corpus', join(world, 'corpus.jsonl'), '--out', index).status, 0);
   // A policy whose every step fails: the run has written its run.json when the first episode fails.
-  writeFileSync(plugin, `export default (api) => api.registerPolicy('failing', (_a, protocol) => ({ name: 'failing', kind: 'sim', protocol, async propose() { throw new Error('no step today'); } }));\n`);
+  writeFileSync(plugin, `export default (api) => api.registerPolicy('failing', (_a, protocol) => ({ name: 'failing', kind: 'custom', protocol, async propose() { throw new Error('no step today'); } }));\n`);
 });
 
 describe('a failed run', () => {

@@ -86,7 +86,7 @@ describe('the PRM trained on mined pairs', () => {
 });
 
 class FixedPolicy implements Policy {
-  readonly kind = 'sim' as const;
+  readonly kind = 'custom' as const;
   readonly name = 'fixed';
   readonly protocol = PROTOCOLS['search-r1'];
   seen: ProposeOptions[] = [];

@@ -84,7 +84,7 @@ class ToyRetriever implements Retriever {
  * answers "Paris" if the bridge passage was found, else "Lyon".
  */
 class ToyPolicy implements Policy {
-  readonly kind = 'sim' as const;
+  readonly kind = 'custom' as const;
   readonly name = 'toy';
   readonly protocol = PROTOCOLS['search-r1'];
   calls = 0;
