@@ -15,5 +15,16 @@ site=docs/.vitepress/dist
 "$bin/vitepress" build docs
 "$bin/typedoc" --options typedoc.json --out "$site/api" "$@"
 # Every internal link of every page, the API reference included; external links are not fetched here.
-"$bin/linkinator" "$site" --recurse --skip '^https?://(?!localhost:[0-9]+/)' --verbosity error
+base="${RAGTRAIL_DOCS_BASE:-/}"
+check=(--recurse --skip '^https?://(?!localhost:[0-9]+/)' --verbosity error)
+if [ "$base" = "/" ]; then
+  "$bin/linkinator" "$site" "${check[@]}"
+else
+  # A site built for a sub-path (GitHub Pages: /<repository>/) is served at that path for the check.
+  root="$(mktemp -d)"
+  trap 'rm -rf "$root"' EXIT
+  mkdir -p "$root$(dirname "${base%/}")"
+  ln -s "$PWD/$site" "$root${base%/}"
+  "$bin/linkinator" "${base#/}" --server-root "$root" "${check[@]}"
+fi
 echo "docs site: $site/index.html ($(find "$site" -name '*.html' | wc -l) pages; API reference in $site/api/)"
