@@ -78,7 +78,7 @@ export function registerEval(program: Command): void {
   const cmd = program
     .command('eval')
     .description('evaluate systems (agent × model/policy × selection) on datasets over one index: results.json, results.md, report.html')
-    .option('--config <file>', 'eval config (JSON); see the README for its fields')
+    .option('--config <file>', 'eval config (JSON); its fields: docs/reference/eval.md')
     .option('--out <dir>', 'output folder (overrides the config\'s)')
     .option('--index <dir|url>', 'without --config: the index')
     .option('--dataset <[name=]file>', 'without --config: a dataset (repeatable)', collect, [])

@@ -3,65 +3,14 @@
  * The `ragtrail` command. Each subcommand lives in its own file and only parses flags, calls one
  * library function and prints. Bad input exits with status 2 and one line saying what to fix.
  */
-import { Command, CommanderError } from 'commander';
+import { type Command, CommanderError } from 'commander';
 import { InputError, RagtrailError } from '../core/errors.js';
 import { removeCreatedEmptyDirs } from '../core/io.js';
 import { handleInterrupts, InterruptedError, interruptMessage } from '../core/interrupt.js';
-import { registerAnnotate } from './annotate.js';
-import { registerCorpus } from './corpus.js';
-import { registerDemo } from './demo.js';
-import { registerDownload } from './download.js';
-import { registerLlmLoop } from './llm-loop.js';
-import { registerExportGguf } from './export-gguf.js';
-import { registerEval } from './eval.js';
-import { registerImport } from './import.js';
-import { registerIndex } from './index-cmd.js';
-import { registerPipeline } from './pipeline.js';
-import { registerPrm } from './prm.js';
-import { registerReward } from './reward.js';
-import { registerRun } from './run.js';
-import { registerSearch } from './search.js';
-import { registerServeEnv } from './serve-env.js';
-import { registerServeRetriever } from './serve-retriever.js';
-import { registerTrain } from './train.js';
-import { registerScore } from './score.js';
-import { registerWorld } from './world.js';
-import { registerMerge } from './merge.js';
-import { collect } from './options.js';
+import { buildProgram } from './program.js';
 import { loadPlugin, pluginArgs } from '../plugin.js';
 
-export function buildProgram(): Command {
-  const program = new Command('ragtrail')
-    .description('agentic RAG with process-level rewards: environment, agents, process supervision, reward models, evaluation')
-    .version('0.1.0')
-    .exitOverride()
-    .showSuggestionAfterError(true)
-    .configureOutput({ outputError: (str, write) => write(`ragtrail: ${str.replace(/^error: /, '').trim()}\n`) })
-    // Read (and loaded) in `main` before the program is built, so that every command's flags see the
-    // plugin's names; declared here so that --help lists it and parsing accepts it.
-    .option('--plugin <file>', 'an ES module that registers protocols, reward schemes, retrievers, LLM backends, PRMs or policies (repeatable; see the README, "ragtrail as a library")', collect);
-  registerDemo(program);
-  registerLlmLoop(program);
-  registerExportGguf(program);
-  registerPipeline(program);
-  registerWorld(program);
-  registerCorpus(program);
-  registerDownload(program);
-  registerScore(program);
-  registerIndex(program);
-  registerSearch(program);
-  registerServeRetriever(program);
-  registerRun(program);
-  registerImport(program);
-  registerReward(program);
-  registerAnnotate(program);
-  registerPrm(program);
-  registerEval(program);
-  registerServeEnv(program);
-  registerTrain(program);
-  registerMerge(program);
-  return program;
-}
+export { buildProgram };
 
 /** Commands that re-running resumes: Ctrl-C in them ends with a line saying how (core/interrupt.ts). */
 const RESUMABLE = new Set(['run', 'annotate', 'eval', 'pipeline', 'demo', 'llm-loop', 'import', 'index build']);

@@ -22,7 +22,7 @@ export class Registry<T> {
    */
   constructor(
     readonly kind: string,
-    private readonly hint = 'register your own with a --plugin FILE (see the README, "ragtrail as a library")',
+    private readonly hint = 'register your own with a --plugin FILE (see docs/guides/plugins.md)',
   ) {}
 
   /** Adds `value` under `name`; throws when the name is taken unless `replace` is set. */

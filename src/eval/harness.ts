@@ -80,7 +80,7 @@ export const evalConfigSchema = z
 
 /** Reads and checks an eval config; paths are taken relative to the config file. */
 export function readEvalConfig(path: string): EvalConfig {
-  const hint = 'see the eval config example in the README';
+  const hint = 'see the eval config example in docs/reference/eval.md';
   const c = checkConfig(evalConfigSchema, readJsonConfig(path, path, hint), path, hint);
   const base = resolve(path, '..');
   const need = (ok: boolean, field: string, what: string) => {

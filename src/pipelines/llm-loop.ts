@@ -58,7 +58,7 @@ export interface LlmLoopOptions {
   entities: number;
   /** Questions generated about the world (default 2000: 1600 train / 200 dev / 200 test; more demonstrations than the world's default of one per five entities). */
   questions: number;
-  /** Weights of the world's question types (default: single-hop and compositional, half each; see the README). */
+  /** Weights of the world's question types (default: single-hop and compositional, half each; see docs/reference/llm-loop.md). */
   mix: QuestionMix;
   /** Documents per search (default 3: keeps the transcripts short enough for CPU training). */
   topK: number;

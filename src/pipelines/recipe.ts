@@ -177,7 +177,7 @@ export function parseRecipe(text: string, file: string): Recipe {
     throw new InputError(`${file} is not valid YAML (${(e as Error).message.split('\n')[0]})`, 'fix the line it names; recipes/*.yaml show the layout');
   }
   const parsed = recipeSchema.safeParse(raw);
-  if (!parsed.success) throw new InputError(issueLine(file, parsed.error), 'see recipes/*.yaml and the README section "Papers" for the fields');
+  if (!parsed.success) throw new InputError(issueLine(file, parsed.error), 'see recipes/*.yaml and docs/papers/index.md for the fields');
   checkReferences(file, parsed.data);
   return parsed.data;
 }

@@ -67,7 +67,7 @@ describe('eval configs', () => {
     ];
     for (const [config, expected] of cases) {
       const p = write('bad-eval.json', config);
-      assert.throws(() => readEvalConfig(p), (e: Error) => e instanceof InputError && e.message.startsWith(p) && expected.test(e.message) && /see the eval config example in the README/.test(e.message), JSON.stringify(config));
+      assert.throws(() => readEvalConfig(p), (e: Error) => e instanceof InputError && e.message.startsWith(p) && expected.test(e.message) && /see the eval config example in docs\/reference\/eval\.md/.test(e.message), JSON.stringify(config));
     }
     assert.equal(readEvalConfig(write('good-eval.json', valid)).datasets[0]!.limit, 5);
   });
