@@ -37,9 +37,13 @@ export const direct: Protocol = {
     { role: 'user', content: `Question: ${state.question.question}\nReply with the answer only, no explanation.` },
   ],
   parse(text: string): Action {
-    const line = text.trim().split('\n').find((l) => l.trim() !== '');
+    // The first line with text once an "Answer:" label is dropped: a bare "Answer:" is no answer.
+    const line = text
+      .split('\n')
+      .map((l) => l.replace(/^\s*(?:final\s+)?answer\s*[:：]\s*/i, '').trim())
+      .find((l) => l !== '');
     if (isBlank(line)) return invalid('empty reply');
-    return { type: 'answer', answer: line.replace(/^\s*(?:final\s+)?answer\s*[:：]\s*/i, '').trim() };
+    return { type: 'answer', answer: line };
   },
   format: (action) => (action.type === 'answer' ? action.answer : ''),
 };
@@ -76,10 +80,12 @@ export const rag: Protocol = {
 
 /** ReAct's action line: `Action: search[query]` or `Action: finish[answer]`. */
 export function parseReactAction(text: string): Action {
-  const matches = [...text.matchAll(/Action\s*:\s*(search|finish)\s*\[([\s\S]*?)\]/gi)];
-  const m = matches[0];
-  if (!m) return invalid('no "Action: search[…]" or "Action: finish[…]"');
-  const arg = (m[2] ?? '').trim();
+  // The first action head followed by a "]" somewhere: if the first head has none after it, no
+  // later one has (a lazy regex over the whole text rescanned to the end from every head: quadratic).
+  const m = /Action\s*:\s*(search|finish)\s*\[/i.exec(text);
+  const end = m ? text.indexOf(']', m.index + m[0].length) : -1;
+  if (!m || end < 0) return invalid('no "Action: search[…]" or "Action: finish[…]"');
+  const arg = text.slice(m.index + m[0].length, end).trim();
   if (arg === '') return invalid(`empty ${m[1]}[]`);
   return m[1]!.toLowerCase() === 'search' ? { type: 'search', query: arg } : { type: 'answer', answer: arg };
 }

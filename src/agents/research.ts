@@ -27,10 +27,28 @@ const FORCED = 'You cannot search any more. Write the three sections, with "gene
 export function extractDecision(text: string): { predicted_answer?: unknown; generated_query?: unknown } | undefined {
   const starts: number[] = [];
   for (let i = text.indexOf('{'); i >= 0; i = text.indexOf('{', i + 1)) starts.push(i);
+  // Where the object opened at a brace closes (-1: never), for the braces already tried. Scanning from
+  // an earlier brace and meeting one of them outside a string, the scan goes on exactly as it went
+  // from there, so it jumps to that close, or stops at a never. Without it, text of many unclosed
+  // braces is rescanned to the end from each (quadratic: 1 s at 40 kB).
+  const closeOf = new Map<number, number>();
+  const keys: number[] = [];
+  for (let i = text.indexOf('predicted_answer'); i >= 0; i = text.indexOf('predicted_answer', i + 1)) keys.push(i);
+  const keyWithin = (from: number, to: number): boolean => {
+    let lo = 0;
+    let hi = keys.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (keys[mid]! < from) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo < keys.length && keys[lo]! < to;
+  };
   for (let s = starts.length - 1; s >= 0; s--) {
     const start = starts[s]!;
     let depth = 0;
     let inString = false;
+    let close = -1;
     for (let i = start; i < text.length; i++) {
       const c = text[i];
       if (inString) {
@@ -39,16 +57,25 @@ export function extractDecision(text: string): { predicted_answer?: unknown; gen
         continue;
       }
       if (c === '"') inString = true;
-      else if (c === '{') depth++;
-      else if (c === '}' && --depth === 0) {
-        try {
-          const obj = JSON.parse(text.slice(start, i + 1)) as Record<string, unknown>;
-          if (obj && typeof obj === 'object' && 'predicted_answer' in obj) return obj;
-        } catch {
-          // not JSON: try an earlier brace
-        }
+      else if (c === '{') {
+        const known = i === start ? undefined : closeOf.get(i);
+        if (known === undefined) depth++;
+        else if (known < 0) break;
+        else i = known;
+      } else if (c === '}' && --depth === 0) {
+        close = i;
         break;
       }
+    }
+    closeOf.set(start, close);
+    // Parse only an object that holds the key (as written; a key spelt with \u escapes is not looked
+    // for): parsing every object of deeply nested JSON was quadratic (32 s at depth 20,000).
+    if (close < 0 || !keyWithin(start, close)) continue;
+    try {
+      const obj = JSON.parse(text.slice(start, close + 1)) as Record<string, unknown>;
+      if (obj && typeof obj === 'object' && 'predicted_answer' in obj) return obj;
+    } catch {
+      // not JSON: try an earlier brace
     }
   }
   return undefined;
