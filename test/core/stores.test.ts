@@ -76,8 +76,10 @@ describe('DirLock', () => {
     writeFileSync(path, String(process.ppid)); // our parent is alive
     assert.throws(() => DirLock.acquire(path, 'run folder X'), new RegExp(`run folder X is in use by process ${process.ppid}`));
     writeFileSync(path, '2147483646'); // no such process
-    const lock = DirLock.acquire(path, 'run folder X');
-    assert.equal(readFileSync(path, 'utf8'), String(process.pid));
+    const notes: string[] = [];
+    const lock = DirLock.acquire(path, 'run folder X', (l) => notes.push(l));
+    assert.equal(JSON.parse(readFileSync(path, 'utf8')).pid, process.pid);
+    assert.equal(notes.length, 1);
     lock.release();
     assert.equal(existsSync(path), false);
   });
