@@ -6,6 +6,7 @@
 import { type Command, CommanderError } from 'commander';
 import { InputError, RagtrailError } from '../core/errors.js';
 import { removeCreatedEmptyDirs } from '../core/io.js';
+import { diskFullError, isDiskFull } from '../core/disk.js';
 import { handleInterrupts, InterruptedError, interruptMessage } from '../core/interrupt.js';
 import { buildProgram } from './program.js';
 import { loadPlugin, pluginArgs } from '../plugin.js';
@@ -53,6 +54,11 @@ export async function main(argv: string[]): Promise<number> {
     if (e instanceof RagtrailError) {
       // A failure ragtrail recognised (a child process, a server): its message says what to look at.
       process.stderr.write(`ragtrail: ${e.message}\n`);
+      return 1;
+    }
+    if (isDiskFull(e)) {
+      // A write without its own handling ran out of space: still one line, with the file when known.
+      process.stderr.write(`ragtrail: ${diskFullError((e as NodeJS.ErrnoException).path ?? '').message}\n`);
       return 1;
     }
     const err = e as Error;

@@ -4,9 +4,16 @@
  * so a re-run skips them; a partial last line (a crash mid-write) is cut off on open, so a kill -9
  * at any moment loses at most the units in flight and never leaves a broken file behind.
  */
-import { closeSync, existsSync, ftruncateSync, fstatSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, ftruncateSync, fstatSync, mkdirSync, openSync, readSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { RagtrailError } from './errors.js';
+import { diskFullError, isDiskFull, writeAllSync } from './disk.js';
+
+/** Options of {@link AppendLog.open}. */
+export interface AppendLogOptions {
+  /** Records the job will hold when done: how a full disk estimates the space still needed. */
+  total?: number;
+}
 
 export class AppendLog<T extends { id: string }> {
   private readonly fd: number;
@@ -14,14 +21,17 @@ export class AppendLog<T extends { id: string }> {
   /** Bytes of a partial last line removed on open. */
   readonly repairedBytes: number;
 
-  private constructor(readonly path: string) {
+  private constructor(
+    readonly path: string,
+    private readonly opts: AppendLogOptions = {},
+  ) {
     mkdirSync(dirname(path), { recursive: true });
     this.fd = openSync(path, existsSync(path) ? 'r+' : 'w+');
     this.repairedBytes = this.scan();
   }
 
-  static open<T extends { id: string }>(path: string): AppendLog<T> {
-    return new AppendLog<T>(path);
+  static open<T extends { id: string }>(path: string, opts?: AppendLogOptions): AppendLog<T> {
+    return new AppendLog<T>(path, opts);
   }
 
   /** Indexes the ids of complete lines; truncates an incomplete last line. */
@@ -65,7 +75,18 @@ export class AppendLog<T extends { id: string }> {
   append(record: T): void {
     if (this.ids.has(record.id)) throw new RagtrailError(`${this.path}: record ${record.id} is already in the log`);
     const line = Buffer.from(JSON.stringify(record) + '\n', 'utf8');
-    writeSync(this.fd, line, 0, line.length, fstatSync(this.fd).size);
+    const end = fstatSync(this.fd).size;
+    try {
+      writeAllSync(this.fd, line, end);
+    } catch (e) {
+      // Take back the part that landed (a full disk writes what fits, then fails): no torn last line.
+      ftruncateSync(this.fd, end);
+      if (!isDiskFull(e)) throw e;
+      // The rest of the job: this record and those still to come, at the average size so far.
+      const left = Math.max(1, (this.opts.total ?? 0) - this.ids.size);
+      const average = (end + line.length) / (this.ids.size + 1);
+      throw diskFullError(this.path, { needBytes: left * average, minBytes: line.length });
+    }
     this.ids.add(record.id);
   }
 

@@ -3,7 +3,7 @@
  * their magic bytes, not their name), JSON Lines, and large top-level JSON arrays, each record tagged
  * with the line it starts on so that errors can name `file:line`.
  */
-import { closeSync, createReadStream, createWriteStream, existsSync, fsyncSync, mkdirSync, openSync, promises as fs, readFileSync, renameSync, rmdirSync, statSync, writeSync } from 'node:fs';
+import { closeSync, createReadStream, createWriteStream, existsSync, fsyncSync, mkdirSync, openSync, promises as fs, readFileSync, renameSync, rmdirSync, rmSync, statSync } from 'node:fs';
 import { once } from 'node:events';
 import { isUtf8 } from 'node:buffer';
 import { createGunzip, createGzip } from 'node:zlib';
@@ -11,6 +11,7 @@ import { dirname, resolve, sep } from 'node:path';
 import { type Readable, Transform, type Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { formatLocation, InputError, type SourceLocation } from './errors.js';
+import { diskFullError, isDiskFull, writeAllSync } from './disk.js';
 
 /** One parsed JSON record with the place it came from, so that errors about it can name file and line. */
 export interface LocatedValue {
@@ -316,6 +317,7 @@ export async function writeFileAtomic(path: string, write: (out: Writable) => Pr
     file.destroy();
     await done.catch(() => undefined); // the file may still be opening: wait for it to close before removing it
     await fs.rm(tmp, { force: true });
+    if (isDiskFull(e)) throw diskFullError(path);
     throw e;
   }
 }
@@ -345,14 +347,21 @@ export async function writeJsonl(path: string, records: Iterable<unknown> | Asyn
 export function writeJsonAtomicSync(path: string, value: unknown): void {
   mkdirSync(dirname(path) || '.', { recursive: true });
   const tmp = `${path}.tmp-${process.pid}`;
-  const fd = openSync(tmp, 'w');
+  const text = Buffer.from(JSON.stringify(value, null, 2) + '\n', 'utf8');
   try {
-    writeSync(fd, JSON.stringify(value, null, 2) + '\n');
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
+    const fd = openSync(tmp, 'w');
+    try {
+      writeAllSync(fd, text);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, path);
+  } catch (e) {
+    rmSync(tmp, { force: true }); // the old file stays as it was, and no torn sibling is left
+    if (isDiskFull(e)) throw diskFullError(path, { minBytes: text.length });
+    throw e;
   }
-  renameSync(tmp, path);
 }
 
 /** Reads a JSON state file; an empty or corrupt one is an InputError naming the file and `fix`. */

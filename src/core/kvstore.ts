@@ -6,8 +6,9 @@
  * for appending (O_APPEND, one write per entry), so several processes may share a store: entries do
  * not interleave, and a read checks that the line it finds holds the key it wanted.
  */
-import { closeSync, fstatSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, ftruncateSync, mkdirSync, openSync, readSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { diskFullError, isDiskFull, writeAllSync } from './disk.js';
 
 /**
  * A persistent key → JSON value store that survives crashes (the append-only log described above): the
@@ -96,7 +97,17 @@ export class KvStore {
   /** Stores `value` under `key`: one line appended in one write, so a crash cannot tear it. */
   set(key: string, value: unknown): void {
     const line = Buffer.from(JSON.stringify({ k: key, v: value }) + '\n', 'utf8');
-    writeSync(this.fd, line); // O_APPEND: lands at the end, whole
+    const end = fstatSync(this.fd).size;
+    try {
+      writeAllSync(this.fd, line); // O_APPEND: lands at the end, whole
+    } catch (e) {
+      // A full disk writes what fits, then fails: take that part back unless another process appended
+      // since (then the torn line stays, and opening the store skips it as after a crash).
+      const written = (e as { written?: number }).written ?? 0;
+      if (fstatSync(this.fd).size === end + written) ftruncateSync(this.fd, end);
+      if (isDiskFull(e)) throw diskFullError(this.path, { minBytes: line.length });
+      throw e;
+    }
     this.index.set(key, { offset: fstatSync(this.fd).size - line.length, length: line.length - 1 });
   }
 

@@ -122,7 +122,7 @@ export async function runQuestions(opts: RunOptions): Promise<RunResult> {
 
 async function runLocked(opts: RunOptions): Promise<RunResult> {
   checkRunConfig(join(opts.outDir, 'run.json'), opts.config, 'run');
-  const log = AppendLog.open<Trajectory>(join(opts.outDir, 'trajectories.jsonl'));
+  const log = AppendLog.open<Trajectory>(join(opts.outDir, 'trajectories.jsonl'), { total: opts.questions.length });
   const todo = opts.questions.filter((q) => !log.has(q.id));
   const skipped = opts.questions.length - todo.length;
   const progress = new Progress('run', { unit: 'questions', total: todo.length, quiet: opts.quiet });

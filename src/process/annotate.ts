@@ -127,7 +127,7 @@ export async function annotate(opts: AnnotateOptions): Promise<AnnotateResult> {
   const lock = DirLock.acquire(join(opts.outDir, '.lock'), `annotation folder ${opts.outDir}`);
   try {
     checkRunConfig(join(opts.outDir, 'annotate.json'), opts.config, 'annotation');
-    const log = AppendLog.open<SavedTree>(join(opts.outDir, 'trees.jsonl'));
+    const log = AppendLog.open<SavedTree>(join(opts.outDir, 'trees.jsonl'), { total: opts.questions.length });
     const todo = opts.questions.filter((q) => !log.has(q.id));
     const skipped = opts.questions.length - todo.length;
     const policy = new CountingPolicy(opts.policy);

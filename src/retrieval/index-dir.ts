@@ -15,6 +15,7 @@ import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { InputError } from '../core/errors.js';
 import { type RegisterOptions, Registry, splitSpec } from '../core/registry.js';
 import { makeDir, readJsonFileSync, readLines, writeJsonAtomicSync } from '../core/io.js';
+import { diskFullError, folderBytes, isDiskFull } from '../core/disk.js';
 import { Progress } from '../core/progress.js';
 import type { Passage } from '../core/types.js';
 import { readCorpus } from '../corpus/corpus.js';
@@ -195,7 +196,11 @@ export async function buildIndex(corpusPath: string, dir: string, opts: IndexBui
       if (skipped) manifest.skippedRecords = skipped;
       writeManifest(tmp, manifest);
     } catch (e) {
+      const written = folderBytes(tmp);
       rmSync(tmp, { recursive: true, force: true });
+      // The store is about the corpus's size and BM25 about half more (1.55x on a test world); what
+      // the failed build had written is a floor. Its partial folder is gone, so a re-run starts over.
+      if (isDiskFull(e)) throw diskFullError(tmp, { building: `the index ${dir}`, folder: dirname(tmp), needBytes: Math.max(written, 1.6 * statSync(corpusPath).size) });
       throw e;
     }
     moveInto(tmp, dir);
@@ -204,7 +209,14 @@ export async function buildIndex(corpusPath: string, dir: string, opts: IndexBui
     const denseDir = join(dir, 'dense');
     makeDir(denseDir);
     const n = manifest.passages;
-    manifest.dense = await buildDense(denseDir, (from) => storedPassages(dir, from), n, opts.embedder, { quiet: opts.quiet, ...opts.dense });
+    try {
+      manifest.dense = await buildDense(denseDir, (from) => storedPassages(dir, from), n, opts.embedder, { quiet: opts.quiet, ...opts.dense });
+    } catch (e) {
+      // The vectors embedded so far are kept (a re-run resumes); float32 vectors, with codes or a graph on top.
+      const vectors = n * 4 * (opts.embedder.dim ?? 768);
+      if (isDiskFull(e)) throw diskFullError(denseDir, { building: `the dense index in ${denseDir}`, folder: denseDir, needBytes: vectors * (opts.dense?.hnsw ? 2 : 1.25) - folderBytes(denseDir) });
+      throw e;
+    }
     writeManifest(dir, manifest);
   }
   return manifest;

@@ -3,7 +3,8 @@
  * the build's sorted runs: a writer that flushes a large buffer to a file descriptor, and a reader
  * that refills one. Synchronous on purpose: the index build is a CPU-bound loop.
  */
-import { closeSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
+import { writeAllSync } from '../../core/disk.js';
 
 /** Buffered writer of varints and raw bytes. */
 export class VarintWriter {
@@ -19,8 +20,7 @@ export class VarintWriter {
   }
 
   private flush(): void {
-    let off = 0;
-    while (off < this.pos) off += writeSync(this.fd, this.buf, off, this.pos - off);
+    writeAllSync(this.fd, this.buf.subarray(0, this.pos));
     this.pos = 0;
   }
 
@@ -41,8 +41,7 @@ export class VarintWriter {
   bytes(data: Uint8Array): void {
     if (this.pos + data.length > this.buf.length) this.flush();
     if (data.length > this.buf.length) {
-      let off = 0;
-      while (off < data.length) off += writeSync(this.fd, data, off, data.length - off);
+      writeAllSync(this.fd, data);
     } else {
       this.buf.set(data, this.pos);
       this.pos += data.length;

@@ -10,7 +10,8 @@
  * last complete vector, also after `kill -9`. Codes and the graph are rebuilt from vectors.f32
  * without embedding again when only --quantize or --hnsw change.
  */
-import { closeSync, existsSync, openSync, readFileSync, renameSync, rmSync, statSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, ftruncateSync, openSync, readFileSync, renameSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { writeAllSync } from '../../core/disk.js';
 import { join } from 'node:path';
 import { InputError } from '../../core/errors.js';
 import { Progress } from '../../core/progress.js';
@@ -161,7 +162,13 @@ async function embedAll(
       if (v.length !== dim) throw new InputError(`embedder ${embedder.spec} returned a vector of size ${v.length}, expected ${dim}`);
       buf.set(v, i * dim!);
     });
-    writeSync(fd, new Uint8Array(buf.buffer));
+    const end = fstatSync(fd).size;
+    try {
+      writeAllSync(fd, new Uint8Array(buf.buffer));
+    } catch (e) {
+      ftruncateSync(fd, end); // no part of a vector is left (a full disk writes what fits, then fails)
+      throw e;
+    }
     progress.tick(vectors.length);
   };
   const send = (texts: string[]) => {
@@ -240,10 +247,13 @@ function writeCodes(dir: string, name: string, file: RowFile, dim: number, encod
   const partial = join(dir, `${name}.partial`);
   const fd = openSync(partial, 'w');
   try {
-    for (const { rows, bytes } of file.windows()) writeSync(fd, encode(new Float32Array(bytes.buffer, bytes.byteOffset, rows * dim), rows));
-  } finally {
+    for (const { rows, bytes } of file.windows()) writeAllSync(fd, encode(new Float32Array(bytes.buffer, bytes.byteOffset, rows * dim), rows));
+  } catch (e) {
     closeSync(fd);
+    rmSync(partial, { force: true });
+    throw e;
   }
+  closeSync(fd);
   renameSync(partial, join(dir, name));
 }
 
