@@ -57,11 +57,14 @@ function describeIssue(schema: z.ZodType, issue: z.core.$ZodIssue): string {
     const key = issue.keys[0]!;
     const allowed = allowedKeys(schema, issue.path);
     const near = allowed.filter((k) => distance(k.toLowerCase(), key.toLowerCase()) <= 2);
-    const at = where ? ` in "${where}"` : '';
-    return `unknown key "${key}"${at}${near.length ? ` (did you mean "${near[0]}"?)` : allowed.length ? ` (allowed: ${allowed.join(', ')})` : ''}`;
+    const at = where ? ` in ${JSON.stringify(where)}` : '';
+    // Keys are quoted as JSON strings, so that one with a line break still makes a one-line message.
+    return `unknown key ${JSON.stringify(key)}${at}${near.length ? ` (did you mean "${near[0]}"?)` : allowed.length ? ` (allowed: ${allowed.join(', ')})` : ''}`;
   }
-  const message = issue.message.replace(/^Invalid (input|option): /, '');
-  return `"${where}" ${message}`;
+  // A message may quote the value given ("got \"…\""): its line breaks are written as \n, so the
+  // message stays one line.
+  const message = issue.message.replace(/^Invalid (input|option): /, '').replace(/\r\n|[\r\n\u2028\u2029]/g, (c) => JSON.stringify(c).slice(1, -1));
+  return `${JSON.stringify(where)} ${message}`;
 }
 
 /** Validates `value` against `schema`; `what` names the file in the error ("--config run.json"). */
