@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { InputError } from './errors.js';
+import { InputError, oneLine } from './errors.js';
 
 export { z };
 
@@ -63,7 +63,7 @@ function describeIssue(schema: z.ZodType, issue: z.core.$ZodIssue): string {
   }
   // A message may quote the value given ("got \"…\""): its line breaks are written as \n, so the
   // message stays one line.
-  const message = issue.message.replace(/^Invalid (input|option): /, '').replace(/\r\n|[\r\n\u2028\u2029]/g, (c) => JSON.stringify(c).slice(1, -1));
+  const message = oneLine(issue.message.replace(/^Invalid (input|option): /, ''));
   return `${JSON.stringify(where)} ${message}`;
 }
 
@@ -85,6 +85,6 @@ export function readJsonConfig(path: string, what: string, hint: string): unknow
   try {
     return JSON.parse(text);
   } catch (e) {
-    throw new InputError(`${what}: not valid JSON (${e instanceof Error ? e.message : String(e)})`, hint);
+    throw new InputError(`${what}: not valid JSON (${oneLine(e instanceof Error ? e.message : String(e))})`, hint);
   }
 }

@@ -30,6 +30,14 @@ export function formatLocation(loc: SourceLocation): string {
   return loc.record === undefined ? `${loc.file}:${loc.line}` : `${loc.file}:${loc.line} (record ${loc.record})`;
 }
 
+/**
+ * `text` with its line breaks written as \n, \r, \u2028, \u2029: for quoting what a user gave (a
+ * JSON parser's message quotes the bad text) inside a message that must stay one line.
+ */
+export function oneLine(text: string): string {
+  return text.replace(/[\r\n\u2028\u2029]/g, (c) => (c === '\n' ? '\\n' : c === '\r' ? '\\r' : c === '\u2028' ? '\\u2028' : '\\u2029'));
+}
+
 /** A single record that does not fit the expected shape; `field` names the offending field. */
 export class RecordError extends InputError {
   constructor(

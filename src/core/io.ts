@@ -10,7 +10,7 @@ import { createGunzip, createGzip } from 'node:zlib';
 import { dirname, resolve, sep } from 'node:path';
 import { type Readable, Transform, type Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import { formatLocation, InputError, type SourceLocation } from './errors.js';
+import { formatLocation, InputError, oneLine, type SourceLocation } from './errors.js';
 import { diskFullError, isDiskFull, writeAllSync } from './disk.js';
 
 /** One parsed JSON record with the place it came from, so that errors about it can name file and line. */
@@ -137,7 +137,7 @@ function parseJsonAt(text: string, loc: SourceLocation, skipFlag?: string): unkn
   try {
     return JSON.parse(text);
   } catch (e) {
-    const why = e instanceof Error ? e.message : String(e);
+    const why = oneLine(e instanceof Error ? e.message : String(e));
     throw new InputError(`${formatLocation(loc)}: invalid JSON (${why})`, `fix or remove that ${loc.record === undefined ? 'line' : 'record'}${skipFlag ? `, or pass ${skipFlag}` : ''}`);
   }
 }

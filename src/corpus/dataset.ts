@@ -3,7 +3,7 @@
  * detected from the first record (or forced with `format`); records stream one at a time, so a
  * file of any size loads in bounded memory.
  */
-import { formatLocation, InputError, RecordError, type SourceLocation } from '../core/errors.js';
+import { formatLocation, InputError, oneLine, RecordError, type SourceLocation } from '../core/errors.js';
 import { firstSignificantChar, invalidUtf8Error, readJsonRecords, readLines } from '../core/io.js';
 import type { Question } from '../core/types.js';
 import { asObject, type Json } from './formats/fields.js';
@@ -113,7 +113,7 @@ async function* readJsonRecordsTolerant(path: string, opts: LoadOptions) {
     try {
       yield { value: JSON.parse(text) as unknown, loc };
     } catch (e) {
-      const why = e instanceof Error ? e.message : String(e);
+      const why = oneLine(e instanceof Error ? e.message : String(e));
       opts.onInvalid?.(new InputError(`${path}:${line}: invalid JSON (${why})`));
     }
   }
