@@ -1,13 +1,14 @@
 import { existsSync, statSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { Command } from 'commander';
-import { InputError } from '../core/errors.js';
+import { InputError, RagtrailError } from '../core/errors.js';
 import { createEmbedder, EMBEDDER_SPEC_HELP } from '../retrieval/embedders/embedder.js';
 import { denseFootprint } from '../retrieval/dense/index.js';
 import { QUANTIZATIONS, type Quantization } from '../retrieval/dense/quantize.js';
 import { HNSW_ORDERS, type HnswOrder } from '../retrieval/dense/build.js';
 import { buildEngineIndex, ENGINE_SPEC_HELP, parseEngineSpec } from '../retrieval/engines/search-engine.js';
 import { buildIndex, manifestCorpus, readManifest } from '../retrieval/index-dir.js';
+import { rebuildCommand, verifyIndexFiles } from '../retrieval/integrity.js';
 import { choiceArg, intArg, numberArg } from './options.js';
 
 interface BuildOpts {
@@ -121,4 +122,39 @@ export function registerIndex(program: Command): void {
       }
       if (!m.bm25 && !m.dense) throw new InputError(`${dir}: the index has no search structure`, 'rebuild it');
     });
+  index
+    .command('verify')
+    .description('check every file of an index folder against the sizes and SHA-256 checksums recorded when it was built (exit 1 if any is damaged)')
+    .argument('<dir>', 'index folder')
+    .action((dir: string) => verifyCommand(dir));
 }
+
+/** `ragtrail index verify DIR`: one line per file, then a summary; a damaged file ends with exit 1. */
+function verifyCommand(dir: string): void {
+  const t0 = performance.now();
+  const manifestFile = join(dir, 'index.json');
+  let m;
+  try {
+    m = readManifest(dir);
+  } catch (e) {
+    // A torn or altered manifest is damage too (exit 1), unlike a folder that holds no index at all.
+    if (!(e instanceof InputError) || !existsSync(manifestFile)) throw e;
+    console.log(`DAMAGED  ${manifestFile}`);
+    throw new RagtrailError(e.message);
+  }
+  const fix = `rebuild it with \`${rebuildCommand(dir, m, manifestCorpus(dir, m))}\``;
+  const files = verifyIndexFiles(dir, m);
+  if (!files) {
+    console.log(`${dir} was built without checksums (by an older ragtrail): index verify cannot check its files; ${fix} to add them`);
+    return;
+  }
+  console.log(`OK       ${manifestFile} (its own checksum)`);
+  for (const f of files) console.log(f.damaged ? `DAMAGED  ${f.file}: ${f.damaged}` : `OK       ${f.file} (${mib(f.bytes)})`);
+  const bad = files.filter((f) => f.damaged);
+  const bytes = files.reduce((s, f) => s + f.bytes, 0);
+  const seconds = ((performance.now() - t0) / 1000).toFixed(1);
+  if (bad.length) throw new RagtrailError(`${dir}: ${bad.length} of ${files.length + 1} files damaged (${bad.map((f) => relative(dir, f.file)).join(', ')}): ${fix}`);
+  console.log(`${dir}: all ${files.length + 1} files sound (${mib(bytes)} checked in ${seconds} s)`);
+}
+
+const mib = (bytes: number) => (bytes < 2 ** 20 ? `${(bytes / 1024).toFixed(1)} KiB` : bytes < 2 ** 30 ? `${(bytes / 2 ** 20).toFixed(1)} MiB` : `${(bytes / 2 ** 30).toFixed(2)} GiB`);

@@ -5,6 +5,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { InputError, RecordError } from '../core/errors.js';
+import { checkJsonChecksum, withChecksum } from '../core/checksum.js';
 import { readJsonl } from '../core/io.js';
 import { Rng } from '../core/rng.js';
 import type { Step } from '../core/trajectory.js';
@@ -33,6 +34,8 @@ export interface SavedPrm {
   features: string[];
   model: ModelState;
   training: { pairs: number; heldOut: number; trainAccuracy: number; heldOutAccuracy?: number; losses: number[] };
+  /** SHA-256 of the rest (core/checksum.ts), checked on load; absent in files from before checksums. */
+  checksum?: string;
 }
 
 export function pairState(rec: PrmPairRecord): State {
@@ -93,11 +96,20 @@ export class TrainedPRM implements PRM {
    */
   static async load(path: string, embedderOverride?: Embedder): Promise<TrainedPRM> {
     let saved: SavedPrm;
+    let text: string;
     try {
-      saved = JSON.parse(readFileSync(path, 'utf8')) as SavedPrm;
+      text = readFileSync(path, 'utf8');
     } catch {
       throw new InputError(`${path}: not a readable PRM file`, 'train one with `ragtrail prm train`');
     }
+    const retrain = 'retrain it (`ragtrail prm train … --out FILE`; in a pipeline run, delete that stage\'s folder and re-run the pipeline)';
+    try {
+      saved = JSON.parse(text) as SavedPrm;
+    } catch {
+      throw new InputError(`${path} is damaged (${text.trim() === '' ? 'empty' : 'not complete JSON: truncated?'}): ${retrain}`);
+    }
+    // A flipped digit in a weight still parses: the checksum tells it from a trained value.
+    if (checkJsonChecksum(saved) === 'mismatch') throw new InputError(`${path} is damaged (checksum mismatch): ${retrain}`);
     if (saved.format !== 'ragtrail-prm' || saved.version !== PRM_FORMAT_VERSION) {
       throw new InputError(`${path}: PRM format ${saved.format} v${saved.version} is not supported (this ragtrail reads v${PRM_FORMAT_VERSION})`, 'retrain it');
     }
@@ -106,7 +118,7 @@ export class TrainedPRM implements PRM {
 
   /** Writes the model, its embedder spec and its training summary to `path` as one JSON document. */
   save(path: string): void {
-    writeFileSync(path, JSON.stringify(this.saved) + '\n');
+    writeFileSync(path, JSON.stringify(withChecksum(this.saved)) + '\n');
   }
 
   /** The model's score of each candidate (higher: preferred). */

@@ -17,6 +17,7 @@ import { type RegisterOptions, Registry, splitSpec } from '../core/registry.js';
 import { makeDir, readJsonFileSync, readLines, writeJsonAtomicSync } from '../core/io.js';
 import { diskFullError, folderBytes, isDiskFull } from '../core/disk.js';
 import { Progress } from '../core/progress.js';
+import { checkJsonChecksum, type FileSum, withChecksum } from '../core/checksum.js';
 import type { Passage } from '../core/types.js';
 import { readCorpus } from '../corpus/corpus.js';
 import { Bm25Builder, type Bm25BuildOptions, type Bm25Meta } from './bm25/build.js';
@@ -24,6 +25,7 @@ import { Bm25Index, type Bm25OpenOptions } from './bm25/index.js';
 import { buildDense, denseMatches, type DenseBuildOptions, type DenseMeta } from './dense/build.js';
 import { DenseIndex, type DenseOpenOptions, type DenseSearchMode } from './dense/index.js';
 import { DocStore, DocStoreWriter } from './docstore.js';
+import { checkIndexOnOpen, DamagedFileError, type IndexPart, recordFileSums } from './integrity.js';
 import { createEmbedder, type Embedder, type EmbedderOptions } from './embedders/embedder.js';
 import { RrfRetriever } from './hybrid.js';
 import { HttpRetriever } from './client.js';
@@ -52,6 +54,13 @@ export interface IndexManifest {
   created: string;
   bm25?: Omit<Bm25Meta, 'analyzer'>;
   dense?: DenseMeta;
+  /**
+   * Size and SHA-256 of each file, by path relative to the index folder, recorded when the part was
+   * built (see integrity.ts); absent in indexes built before checksums.
+   */
+  files?: Record<string, FileSum>;
+  /** SHA-256 of this manifest without this field (core/checksum.ts); absent before checksums. */
+  checksum?: string;
 }
 
 /** Options of {@link buildIndex}. */
@@ -86,6 +95,12 @@ export function readManifest(dir: string): IndexManifest {
   if (m.format !== 'ragtrail-index' || m.version !== INDEX_FORMAT_VERSION) {
     throw new InputError(`${dir}: index format ${m.format} v${m.version} is not supported by this ragtrail (v${INDEX_FORMAT_VERSION})`, 'rebuild the index');
   }
+  // A flipped digit can leave valid JSON (a passage count, k1): the manifest's own checksum catches it.
+  // Its content is suspect then, so the fix names only the corpus and folder, not the options it reads.
+  if (checkJsonChecksum(m) === 'mismatch') {
+    const corpus = relative(process.cwd(), manifestCorpus(dir, m));
+    throw new DamagedFileError(path, 'checksum mismatch', `rebuild the index with \`ragtrail index build --corpus ${corpus} --out ${dir} --force\` and the options it was built with`);
+  }
   return m;
 }
 
@@ -112,7 +127,7 @@ function corpusField(corpusPath: string, dir: string): Pick<IndexManifest, 'corp
 }
 
 function writeManifest(dir: string, m: IndexManifest): void {
-  writeJsonAtomicSync(manifestPath(dir), m);
+  writeJsonAtomicSync(manifestPath(dir), withChecksum(m));
 }
 
 /**
@@ -194,13 +209,14 @@ export async function buildIndex(corpusPath: string, dir: string, opts: IndexBui
         manifest.bm25 = rest;
       }
       if (skipped) manifest.skippedRecords = skipped;
+      recordFileSums(tmp, manifest, bm25Meta ? ['store', 'bm25'] : ['store']);
       writeManifest(tmp, manifest);
     } catch (e) {
       const written = folderBytes(tmp);
       rmSync(tmp, { recursive: true, force: true });
       // The store is about the corpus's size and BM25 about half more (1.55x on a test world); what
       // the failed build had written is a floor. Its partial folder is gone, so a re-run starts over.
-      if (isDiskFull(e)) throw diskFullError(tmp, { building: `the index ${dir}`, folder: dirname(dir), needBytes: Math.max(written, 1.6 * statSync(corpusPath).size) });
+      if (isDiskFull(e)) throw diskFullError(tmp, { building: `the index ${dir}`, folder: dirname(tmp), needBytes: Math.max(written, 1.6 * statSync(corpusPath).size) });
       throw e;
     }
     moveInto(tmp, dir);
@@ -217,6 +233,8 @@ export async function buildIndex(corpusPath: string, dir: string, opts: IndexBui
       if (isDiskFull(e)) throw diskFullError(denseDir, { building: `the dense index in ${denseDir}`, folder: denseDir, needBytes: vectors * (opts.dense?.hnsw ? 2 : 1.25) - folderBytes(denseDir) });
       throw e;
     }
+    // An index built before checksums gets them for every part now, so that `index verify` covers it whole.
+    recordFileSums(dir, manifest, manifest.files ? ['dense'] : ['store', 'bm25', 'dense']);
     writeManifest(dir, manifest);
   }
   return manifest;
@@ -279,6 +297,8 @@ export async function openRetriever(location: string, opts: OpenRetrieverOptions
   if (engine) return EngineRetriever.open(engine, { method: opts.method, embedder: async (m) => opts.embedder ?? createEmbedder(m.embedder!, opts.embedderOptions), depth: opts.rrfDepth });
   const manifest = readManifest(location);
   const method = opts.method ?? (manifest.bm25 ? 'bm25' : 'dense');
+  const parts: IndexPart[] = ['store', ...(method === 'dense' ? [] : (['bm25'] as const)), ...(method === 'bm25' ? [] : (['dense'] as const))];
+  checkIndexOnOpen(location, manifest, parts, manifestCorpus(location, manifest));
   const store = new DocStore(location, manifest.passages);
   const bm25 = async () => {
     if (!manifest.bm25) throw new InputError(`${location} has no BM25 index`, 'rebuild with --bm25, or search with --retrieval dense');

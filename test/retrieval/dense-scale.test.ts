@@ -292,8 +292,11 @@ describe('quantized search against exact search on a fixed set (HotpotQA passage
     delete meta.hnsw!.scale;
     writeFileSync(metaPath, JSON.stringify(meta));
     const manifestPath = join(dir, 'index.json'); // the index's manifest holds the same dense meta
-    const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as { dense: DenseMeta };
+    const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as { dense: DenseMeta; files?: unknown; checksum?: unknown };
     manifest.dense = meta;
+    // Indexes of those versions had no checksums, so the changed files still open.
+    delete manifest.files;
+    delete manifest.checksum;
     writeFileSync(manifestPath, JSON.stringify(manifest));
     const recall = await overlapAt10({ mode: 'flat', kernel: 'js' }, { mode: 'hnsw' });
     assert.ok(recall >= 0.9, `recall ${recall}`);
@@ -316,6 +319,10 @@ describe('quantized search against exact search on a fixed set (HotpotQA passage
     old.save(join(dir, 'dense', meta.hnsw!.file));
     delete meta.hnsw!.vectors;
     writeFileSync(metaPath, JSON.stringify(meta));
+    // …and their manifests no checksums.
+    const manifestPath = join(dir, 'index.json');
+    const { files: _files, checksum: _checksum, ...older } = JSON.parse(readFileSync(manifestPath, 'utf8')) as Record<string, unknown>;
+    writeFileSync(manifestPath, JSON.stringify({ ...older, dense: meta }));
     const recall = await overlapAt10({ mode: 'flat', kernel: 'js' }, { mode: 'hnsw' });
     assert.ok(recall >= 0.9, `recall ${recall}`);
   });

@@ -7,6 +7,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { InputError } from '../../core/errors.js';
+import { checkJsonChecksum, withChecksum } from '../../core/checksum.js';
 import { Rng } from '../../core/rng.js';
 import type { Action } from '../../core/trajectory.js';
 import type { Policy, ProposeOptions } from '../../agents/policy.js';
@@ -31,6 +32,8 @@ export interface SavedGymPolicy {
   features: string[];
   model: ModelState;
   training: Record<string, unknown>[];
+  /** SHA-256 of the rest (core/checksum.ts), checked on load; absent in files from before checksums. */
+  checksum?: string;
 }
 
 /** The candidates of a state with their features; actions from elsewhere (a demonstration, a pair) can be added. */
@@ -92,11 +95,20 @@ export class GymPolicy implements Policy {
    */
   static load(path: string, protocol?: Protocol): GymPolicy {
     let saved: SavedGymPolicy;
+    let text: string;
     try {
-      saved = JSON.parse(readFileSync(path, 'utf8')) as SavedGymPolicy;
+      text = readFileSync(path, 'utf8');
     } catch {
       throw new InputError(`${path}: not a readable gym policy`, 'train one with `ragtrail train --policy-out FILE`');
     }
+    const retrain = 'retrain it (`ragtrail train … --policy-out FILE`; in a pipeline run, delete that stage\'s folder and re-run the pipeline)';
+    try {
+      saved = JSON.parse(text) as SavedGymPolicy;
+    } catch {
+      throw new InputError(`${path} is damaged (${text.trim() === '' ? 'empty' : 'not complete JSON: truncated?'}): ${retrain}`);
+    }
+    // A flipped digit in a weight still parses: the checksum tells it from a trained value.
+    if (checkJsonChecksum(saved) === 'mismatch') throw new InputError(`${path} is damaged (checksum mismatch): ${retrain}`);
     if (saved.format !== 'ragtrail-gym-policy' || saved.version !== GYM_FORMAT_VERSION) throw new InputError(`${path}: gym policy format ${saved.format} v${saved.version} is not supported`, 'retrain it');
     const p = protocol ?? getProtocol(saved.agent);
     const dim = gymFeatureNames(p).length;
@@ -107,7 +119,7 @@ export class GymPolicy implements Policy {
   /** Writes the policy (and `training`, the log to keep with it) to `path` as JSON. */
   save(path: string, training: Record<string, unknown>[] = []): void {
     const saved: SavedGymPolicy = { format: 'ragtrail-gym-policy', version: GYM_FORMAT_VERSION, agent: this.protocol.name, features: gymFeatureNames(this.protocol), model: this.model.toJSON(), training };
-    writeFileSync(path, JSON.stringify(saved) + '\n');
+    writeFileSync(path, JSON.stringify(withChecksum(saved)) + '\n');
   }
 
   /** An independent copy of the weights (e.g. the frozen reference policy of DPO and KL terms). */
