@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
 import { makeDir } from '../core/io.js';
+import { inDatasetOrder } from '../core/order.js';
 import { manifestCorpus, readManifest } from '../retrieval/index-dir.js';
 import { dirname, join, resolve } from 'node:path';
 import type { Command } from 'commander';
@@ -189,7 +190,8 @@ async function trainGym(opts: TrainOpts): Promise<void> {
   if (!opts.policyOut) throw new InputError('--engine gym needs --policy-out FILE (the trained policy, JSON)', 'then use it anywhere with --policy gym:FILE');
   const algo = opts.algo as GymAlgo;
   const offline = algo === 'sft' || algo === 'dpo';
-  const trees = offline ? await readTrees(opts.data ?? (() => { throw new InputError(`--algo ${algo} needs --data DIR`, 'the --out folder of `ragtrail annotate`'); })()) : [];
+  // By question id: the file holds the trees in completion order, which a resumed annotation changes.
+  const trees = offline ? inDatasetOrder(await readTrees(opts.data ?? (() => { throw new InputError(`--algo ${algo} needs --data DIR`, 'the --out folder of `ragtrail annotate`'); })())) : [];
   const agent = opts.agent ?? trees[0]?.agent ?? 'reasonrag';
   const protocol = getProtocol(agent);
   let policy: GymPolicy;

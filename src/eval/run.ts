@@ -6,6 +6,7 @@
  */
 import { checkRunConfig } from '../core/run-config.js';
 import { ensureOutDir, writeJsonAtomicSync } from '../core/io.js';
+import { inDatasetOrder } from '../core/order.js';
 import { join } from 'node:path';
 import { AppendLog } from '../core/append-log.js';
 import { withPriority } from '../core/limiter.js';
@@ -156,7 +157,8 @@ async function runLocked(opts: RunOptions): Promise<RunResult> {
   progress.finish();
   if (failure !== undefined) throw failure;
   if (interrupted()) throw new InterruptedError();
-  const all = await readTrajectories(opts.outDir);
+  // In dataset order: the means add floats, and the file's completion order changes with a resume.
+  const all = inDatasetOrder(await readTrajectories(opts.outDir), opts.questions);
   const summary = {
     ...summarize(all),
     session: { ran, skipped, wallSeconds: (performance.now() - t0) / 1000, ...(opts.usage ? { llm: opts.usage() } : {}) },

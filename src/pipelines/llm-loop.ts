@@ -44,6 +44,7 @@ import { episodeScorer } from '../rewards/apply.js';
 import { composeScheme } from '../rewards/schemes.js';
 import { buildIndex, openRetriever } from '../retrieval/index-dir.js';
 import { readJsonlValues, writeJsonl } from '../core/io.js';
+import { inDatasetOrder } from '../core/order.js';
 import { EnvService } from '../learn/serve/env-service.js';
 import { type PythonService, serveModel, servePrm } from '../learn/python-service.js';
 import { exportGguf } from '../learn/gguf.js';
@@ -205,7 +206,8 @@ export async function runLlmLoop(options: Partial<LlmLoopOptions> & { out: strin
       const dir = p('data', `demos-${spec}`);
       await runQuestions({ outDir: dir, env, policy: createPolicy(spec, protocol, 0.8), questions: train, seed: o.seed, config: { policy: spec, topK: o.topK, maxTurns: o.maxTurns }, quiet: true });
       const byId = new Map(train.map((q) => [q.id, q]));
-      for (const t of await readTrajectories(dir)) {
+      // In dataset order, not the file's completion order: the SFT data must not depend on a resume.
+      for (const t of inDatasetOrder(await readTrajectories(dir), train)) {
         const q = byId.get(t.id);
         // Only episodes that end in the right answer teach the protocol (rejection sampling).
         if (q && t.steps.length > 0 && exactMatch(t.prediction, q.answers)) rows.push(trajectorySftExample(q, t.steps, AGENT));

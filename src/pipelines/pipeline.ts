@@ -20,6 +20,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { InputError } from '../core/errors.js';
 import { makeDir, readJsonlValues, writeJsonAtomicSync } from '../core/io.js';
+import { inDatasetOrder } from '../core/order.js';
 import type { Action } from '../core/trajectory.js';
 import { type Curve, type EvalResults, runDir, runEval } from '../eval/harness.js';
 import { writeReport } from '../eval/report.js';
@@ -95,10 +96,16 @@ async function replay(ctx: Seed, episodes: readonly { questionId: string; action
   return out;
 }
 
+/** An annotation stage's trees in dataset order: the file has them in completion order, which a resume changes. */
+const stageTrees = async (ctx: Seed, id: string) => inDatasetOrder(await readTrees(join(ctx.dir, id)), ctx.train);
+
 async function readDemonstrations(ctx: Seed, id: string): Promise<StateAction[]> {
   const stage = ctx.recipe.stages.find((s) => s.id === id)!;
-  if (stage.kind === 'demonstrate') return replay(ctx, await readJsonlValues<{ questionId: string; actions: Action[] }>(join(ctx.dir, id, 'demonstrations.jsonl')));
-  return demonstrations(await readTrees(join(ctx.dir, id)));
+  if (stage.kind === 'demonstrate') {
+    const episodes = await readJsonlValues<{ questionId: string; actions: Action[] }>(join(ctx.dir, id, 'demonstrations.jsonl'));
+    return replay(ctx, inDatasetOrder(episodes.map((e) => ({ ...e, id: e.questionId })), ctx.train));
+  }
+  return demonstrations(await stageTrees(ctx, id));
 }
 
 async function runGymStage(ctx: Seed, stage: Stage, dir: string): Promise<Record<string, unknown>> {
@@ -120,7 +127,7 @@ async function runGymStage(ctx: Seed, stage: Stage, dir: string): Promise<Record
         log = trainSft(policy, demos, cfg);
         data = { demonstrations: demos.length };
       } else if (stage.algo === 'dpo') {
-        const pairs = await annotationPairs(join(ctx.dir, stage.data!));
+        const pairs = await annotationPairs(join(ctx.dir, stage.data!), await stageTrees(ctx, stage.data!));
         if (pairs.length === 0) throw new InputError(`stage ${stage.id}: ${stage.data} gave no preference pairs`, 'raise its questions or simulations');
         log = trainDpo(policy, pairs, cfg);
         data = { pairs: pairs.length };

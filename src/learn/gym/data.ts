@@ -7,6 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readJsonlValues } from '../../core/io.js';
+import { inDatasetOrder } from '../../core/order.js';
 import type { Action } from '../../core/trajectory.js';
 import type { Protocol } from '../../agents/protocol.js';
 import type { State } from '../../env/env.js';
@@ -88,7 +89,7 @@ export function statePairs(trees: readonly SavedTree[], pairs: readonly Pair[]):
 export async function annotationPairs(dir: string, trees?: readonly SavedTree[]): Promise<StatePair[]> {
   const statsPath = join(dir, 'stats.json');
   const stats = existsSync(statsPath) ? (JSON.parse(readFileSync(statsPath, 'utf8')) as { values?: ValueLabel; pairSource?: string }) : {};
-  const t = trees ?? (await readTrees(dir));
+  const t = trees ?? inDatasetOrder(await readTrees(dir));
   return stats.pairSource === 'judge' ? statePairs(t, await readJsonlValues<Pair>(join(dir, 'pairs.jsonl'))) : preferencePairs(t, undefined, stats.values);
 }
 
