@@ -5,7 +5,7 @@
  * written before checksums still load.
  */
 import assert from 'node:assert/strict';
-import { readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { sumFile } from '../../src/core/checksum.js';
@@ -195,5 +195,23 @@ describe('policy and PRM file checksums', () => {
     const e = run('prm', 'eval', '--model', 'prm.json', '--pairs', 'none.jsonl');
     assert.equal(e.status, 2);
     assert.match(e.stderr, /^ragtrail: prm\.json is damaged \(not complete JSON: truncated\?\): retrain it .*\n$/);
+  });
+});
+
+describe('records files (trees.jsonl, trajectories.jsonl) cut or garbled', () => {
+  it('a torn or non-JSON line is an error naming file:line, never a record read short', async () => {
+    const { readTrees } = await import('../../src/process/tree.js');
+    const { readTrajectories } = await import('../../src/eval/trajectories.js');
+    const dir = join(tmp.dir, 'records');
+    mkdirSync(dir);
+    const line = (i: number) => JSON.stringify({ id: `q${i}`, question: 'who?', answers: ['x'], prediction: 'x', steps: [] });
+    for (const [file, read] of [['trees.jsonl', () => readTrees(dir)], ['trajectories.jsonl', () => readTrajectories(dir)]] as const) {
+      const path = join(dir, file);
+      // Cut in the middle of the last record (a copy stopped short), then one byte of the second garbled.
+      writeFileSync(path, [line(1), line(2), line(3)].join('\n').slice(0, -20));
+      await assert.rejects(read(), (e: Error) => e.message.startsWith(`${path}:3: invalid JSON (`) && e.message.endsWith('(fix or remove that line)'));
+      writeFileSync(path, [line(1), line(2).replace('{"id"', '{"id"\u0000'), line(3)].join('\n') + '\n');
+      await assert.rejects(read(), (e: Error) => e.message.startsWith(`${path}:2: invalid JSON (`));
+    }
   });
 });
