@@ -216,7 +216,7 @@ export async function buildIndex(corpusPath: string, dir: string, opts: IndexBui
       rmSync(tmp, { recursive: true, force: true });
       // The store is about the corpus's size and BM25 about half more (1.55x on a test world); what
       // the failed build had written is a floor. Its partial folder is gone, so a re-run starts over.
-      if (isDiskFull(e)) throw diskFullError(tmp, { building: `the index ${dir}`, folder: dirname(tmp), needBytes: Math.max(written, 1.6 * statSync(corpusPath).size) });
+      if (isDiskFull(e)) throw diskFullError(tmp, { building: `the index ${dir}`, folder: dirname(dir), needBytes: Math.max(written, 1.6 * statSync(corpusPath).size) });
       throw e;
     }
     moveInto(tmp, dir);

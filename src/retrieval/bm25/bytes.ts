@@ -20,8 +20,21 @@ export class VarintWriter {
   }
 
   private flush(): void {
-    writeAllSync(this.fd, this.buf.subarray(0, this.pos));
+    this.write(this.buf.subarray(0, this.pos));
     this.pos = 0;
+  }
+
+  private closed = false;
+
+  /** A failed write (a full disk) closes the file at once: its space is freed when the build removes it. */
+  private write(data: Uint8Array): void {
+    try {
+      writeAllSync(this.fd, data);
+    } catch (e) {
+      this.closed = true;
+      closeSync(this.fd);
+      throw e;
+    }
   }
 
   uint(v: number): void {
@@ -41,7 +54,7 @@ export class VarintWriter {
   bytes(data: Uint8Array): void {
     if (this.pos + data.length > this.buf.length) this.flush();
     if (data.length > this.buf.length) {
-      writeAllSync(this.fd, data);
+      this.write(data);
     } else {
       this.buf.set(data, this.pos);
       this.pos += data.length;
@@ -50,7 +63,9 @@ export class VarintWriter {
   }
 
   close(): void {
+    if (this.closed) return;
     this.flush();
+    this.closed = true;
     closeSync(this.fd);
   }
 }
