@@ -4,6 +4,9 @@
  * results.json and results.md equal byte for byte to an uninterrupted run's, once the seconds, the
  * dates and the output folder's path are masked.
  *
+ * The trained models (every policy.json and prm.json) must be equal byte for byte as well: on a
+ * small test split a model trained on records in another order can still score the same.
+ *
  * A kill point waits for the start of a stage (its progress line on stderr) or for records of a
  * resumable stage to appear (annotation trees, evaluation trajectories: more than the file held when
  * that process started), then a seeded delay, then SIGKILL. Each point runs in a fresh process on
@@ -11,7 +14,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { Rng } from '../../src/core/rng.js';
@@ -91,8 +94,14 @@ async function killAndResume(args: string[], out: string, points: KillPoint[]): 
   return outcomes;
 }
 
+/** The trained models of a run (policies, PRMs): they hold no timings, so they must be equal as they are. */
+const models = (dir: string) => readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((p) => /(^|[\\/])(policy|prm)\.json$/.test(p)).sort();
+
 function assertSameResults(reference: string, out: string, outcomes: Outcome[], points: KillPoint[]): void {
   const what = `after kills at ${points.slice(0, outcomes.length).map((p, i) => `${p.at} (${outcomes[i]})`).join(', ')}`;
+  // The models first: a model trained on records in another order can still score the same on a few test questions.
+  assert.deepEqual(models(out), models(reference));
+  for (const m of models(reference)) assert.equal(readFileSync(join(out, m), 'utf8'), readFileSync(join(reference, m), 'utf8'), `${m} differs ${what}`);
   assert.equal(masked(out, 'results.json'), masked(reference, 'results.json'), `results.json differs ${what}`);
   assert.equal(masked(out, 'results.md'), masked(reference, 'results.md'), `results.md differs ${what}`);
 }
