@@ -19,6 +19,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { InputError } from '../core/errors.js';
+import { DirLock } from '../core/lock.js';
 import { makeDir, readJsonlValues, writeJsonAtomicSync } from '../core/io.js';
 import { inDatasetOrder } from '../core/order.js';
 import type { Action } from '../core/trajectory.js';
@@ -247,6 +248,16 @@ export async function runPipeline(o: PipelineOptions): Promise<PipelineResult> {
   const log = o.log ?? ((l: string) => console.error(l));
   const out = resolve(o.out);
   makeDir(out);
+  // One pipeline per folder: a second process would interleave its stages with this one's.
+  const lock = DirLock.acquire(join(out, '.lock'), `pipeline folder ${o.out}`);
+  try {
+    return await runSeedsAndClaims(o, out, log);
+  } finally {
+    lock.release();
+  }
+}
+
+async function runSeedsAndClaims(o: PipelineOptions, out: string, log: (line: string) => void): Promise<PipelineResult> {
   const seeds = o.seeds ?? o.recipe.seeds;
   const t0 = performance.now();
   writeJsonAtomicSync(join(out, 'recipe.json'), { recipe: o.recipe, path: o.recipePath, overrides: { seeds: o.seeds, entities: o.entities, trainQuestions: o.trainQuestions, testQuestions: o.testQuestions } });

@@ -13,6 +13,7 @@
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { InputError } from '../core/errors.js';
+import { DirLock } from '../core/lock.js';
 import { type RegisterOptions, Registry, splitSpec } from '../core/registry.js';
 import { makeDir, readJsonFileSync, readLines, writeJsonAtomicSync } from '../core/io.js';
 import { diskFullError, folderBytes, isDiskFull } from '../core/disk.js';
@@ -162,9 +163,20 @@ async function* storedPassages(dir: string, from: number): AsyncGenerator<Passag
  * `force`).
  */
 export async function buildIndex(corpusPath: string, dir: string, opts: IndexBuildOptions): Promise<IndexManifest> {
+  if (existsSync(dir) && !statSync(dir).isDirectory()) throw new InputError(`--out ${dir}: is a file, not a folder`, 'name a folder for the index');
+  // One build per index folder: two would share DIR.partial. The lock sits beside the folder, which
+  // may not exist yet (it is built as DIR.partial and moved in).
+  const lock = DirLock.acquire(`${resolve(dir)}.lock`, `index folder ${dir}`);
+  try {
+    return await buildIndexLocked(corpusPath, dir, opts);
+  } finally {
+    lock.release();
+  }
+}
+
+async function buildIndexLocked(corpusPath: string, dir: string, opts: IndexBuildOptions): Promise<IndexManifest> {
   const wantBm25 = opts.bm25 ?? !opts.embedder;
   let manifest: IndexManifest | undefined;
-  if (existsSync(dir) && !statSync(dir).isDirectory()) throw new InputError(`--out ${dir}: is a file, not a folder`, 'name a folder for the index');
   if (existsSync(manifestPath(dir)) && opts.force) {
     // Without reading the manifest: --force is also the fix for a damaged one.
     for (const part of ['bm25', 'dense', 'index.json']) rmSync(join(dir, part), { recursive: true, force: true });
