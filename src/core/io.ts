@@ -345,9 +345,14 @@ export async function writeJsonl(path: string, records: Iterable<unknown> | Asyn
  * a torn or empty one.
  */
 export function writeJsonAtomicSync(path: string, value: unknown): void {
+  writeTextAtomicSync(path, JSON.stringify(value, null, 2) + '\n');
+}
+
+/** Writes a whole file atomically, as {@link writeJsonAtomicSync} does (model files: a policy, a PRM). */
+export function writeTextAtomicSync(path: string, content: string): void {
   mkdirSync(dirname(path) || '.', { recursive: true });
   const tmp = `${path}.tmp-${process.pid}`;
-  const text = Buffer.from(JSON.stringify(value, null, 2) + '\n', 'utf8');
+  const text = Buffer.from(content, 'utf8');
   try {
     const fd = openSync(tmp, 'w');
     try {

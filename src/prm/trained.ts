@@ -3,10 +3,10 @@
  * with the Bradley–Terry loss on `prm_pairs.jsonl` from `ragtrail annotate`. Saved as a versioned JSON
  * file with the embedder spec, so that loading it re-creates the exact feature map.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { InputError, RecordError } from '../core/errors.js';
 import { checkJsonChecksum, withChecksum } from '../core/checksum.js';
-import { readJsonl } from '../core/io.js';
+import { readJsonl, writeTextAtomicSync } from '../core/io.js';
 import { Rng } from '../core/rng.js';
 import type { Step } from '../core/trajectory.js';
 import type { State } from '../env/env.js';
@@ -118,7 +118,7 @@ export class TrainedPRM implements PRM {
 
   /** Writes the model, its embedder spec and its training summary to `path` as one JSON document. */
   save(path: string): void {
-    writeFileSync(path, JSON.stringify(withChecksum(this.saved)) + '\n');
+    writeTextAtomicSync(path, JSON.stringify(withChecksum(this.saved)) + '\n'); // a crash leaves the old file or the new one
   }
 
   /** The model's score of each candidate (higher: preferred). */

@@ -5,7 +5,8 @@
  * writes its actions in the protocol's text, and is labelled "gym:…" — a small trained model, not an
  * LLM. Saved as versioned JSON (`--policy gym:FILE` wherever a policy is accepted).
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { writeTextAtomicSync } from '../../core/io.js';
 import { InputError } from '../../core/errors.js';
 import { checkJsonChecksum, withChecksum } from '../../core/checksum.js';
 import { Rng } from '../../core/rng.js';
@@ -119,7 +120,7 @@ export class GymPolicy implements Policy {
   /** Writes the policy (and `training`, the log to keep with it) to `path` as JSON. */
   save(path: string, training: Record<string, unknown>[] = []): void {
     const saved: SavedGymPolicy = { format: 'ragtrail-gym-policy', version: GYM_FORMAT_VERSION, agent: this.protocol.name, features: gymFeatureNames(this.protocol), model: this.model.toJSON(), training };
-    writeFileSync(path, JSON.stringify(withChecksum(saved)) + '\n');
+    writeTextAtomicSync(path, JSON.stringify(withChecksum(saved)) + '\n'); // a crash leaves the old file or the new one
   }
 
   /** An independent copy of the weights (e.g. the frozen reference policy of DPO and KL terms). */
