@@ -37,17 +37,27 @@ function alive(pid: number): boolean {
 }
 
 /** A process's start time (field 22 of /proc/PID/stat), or undefined off Linux or when it is gone. */
-function startTicks(pid: number): number | undefined {
+/** The fields of /proc/PID/stat after the command name (Linux), or undefined where there is none. */
+function procStat(pid: number): string[] | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name (field 2) may hold spaces and parentheses: count fields after its last ')'.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const start = Number(fields[19]);
-    return Number.isFinite(start) ? start : undefined;
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch {
     return undefined;
   }
 }
+
+function startTicks(pid: number): number | undefined {
+  const start = Number(procStat(pid)?.[19]);
+  return Number.isFinite(start) ? start : undefined;
+}
+
+/**
+ * A process killed with -9 stays a zombie until its parent reaps it, and `kill(pid, 0)` still finds
+ * it; in a container whose first process reaps nothing it stays one. Its lock is stale all the same.
+ */
+const isZombie = (pid: number) => ['Z', 'X', 'x'].includes(procStat(pid)?.[0] ?? '');
 
 function parseOwner(text: string): LockOwner | undefined {
   const t = text.trim();
@@ -64,7 +74,7 @@ function parseOwner(text: string): LockOwner | undefined {
 /** Whether the owner may still be writing: a live process on this host, or any process on another. */
 function ownerLive(o: LockOwner): boolean {
   if (o.host !== hostname()) return true;
-  if (o.pid <= 0 || o.pid === process.pid || !alive(o.pid)) return false;
+  if (o.pid <= 0 || o.pid === process.pid || !alive(o.pid) || isZombie(o.pid)) return false;
   // The pid lives, but a process started at another time is a newcomer that reuses it.
   const now = o.start === undefined ? undefined : startTicks(o.pid);
   return now === undefined || now === o.start;

@@ -133,4 +133,22 @@ describe('DirLock across processes', () => {
     DirLock.acquire(lockPath, 'run folder X', (l) => notes.push(l)).release();
     assert.deepEqual(notes, [`ragtrail: taking over the lock of run folder X: process ${process.ppid} on this host is no longer running`]);
   });
+
+  it('a process killed with -9 and not yet reaped (a zombie) holds no lock', { skip: !existsSync('/proc/self/stat') && 'no /proc here to read process states from' }, async () => {
+    // A parent that never waits for its child: the child, once dead, stays a zombie while it sleeps
+    // (as a process killed with -9 does under a container's first process, which reaps nothing).
+    const parent = spawn('python3', ['-c', 'import os, time\npid = os.fork()\nif pid == 0:\n    os._exit(0)\nprint(pid, flush=True)\ntime.sleep(30)'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    try {
+      const zombie = Number(await new Promise<string>((resolve) => parent.stdout!.once('data', (d) => resolve(String(d).trim()))));
+      for (let i = 0; i < 100 && !/^\S+ \(\S+\) Z/.test(readFileSync(`/proc/${zombie}/stat`, 'utf8')); i++) await new Promise((r) => setTimeout(r, 10));
+      const start = Number(readFileSync(`/proc/${zombie}/stat`, 'utf8').split(') ')[1]!.split(' ')[19]);
+      const lockPath = join(tmp.dir, 'zombie.lock');
+      writeFileSync(lockPath, JSON.stringify({ pid: zombie, host: hostname(), start }));
+      const notes: string[] = [];
+      DirLock.acquire(lockPath, 'run folder X', (l) => notes.push(l)).release();
+      assert.deepEqual(notes, [`ragtrail: taking over the lock of run folder X: process ${zombie} on this host is no longer running`]);
+    } finally {
+      parent.kill();
+    }
+  });
 });
