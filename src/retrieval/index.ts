@@ -18,6 +18,7 @@ export {
   retrieverKinds,
   type SearchMethod,
 } from './index-dir.js';
+export type { FileSum } from '../core/checksum.js';
 export { Bm25Retriever, DenseRetriever } from './retrievers.js';
 export { RrfRetriever, reciprocalRankFusion } from './hybrid.js';
 export { HttpRetriever } from './client.js';
