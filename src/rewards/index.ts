@@ -14,6 +14,7 @@ export type { ProragForm } from './prorag.js';
 export { Judge, type Verdict } from './judge.js';
 export {
   aggregateLoss,
+  ARENA_GRPO,
   clippedSurrogate,
   decoupledClipSurrogate,
   dpoLoss,
@@ -21,9 +22,14 @@ export {
   dualGranularityAdvantages,
   type DualSample,
   dynamicSamplingKeep,
+  gaeAdvantages,
   grpoAdvantages,
+  grpoOutcomeAdvantages,
   type GroupNormOptions,
   grpoTokenLoss,
   klEstimate,
+  klPenalty,
   ratioFromLogprobs,
+  SEARCH_R1_GRPO,
+  type VerlKlKind,
 } from './rl.js';

@@ -14,6 +14,14 @@ export interface GroupNormOptions {
   eps?: number;
   /** Standard deviation with n − 1 (torch.std's default, as TRL computes it; default) or n. */
   unbiased?: boolean;
+  /**
+   * A group of one sample: 'zero' (default: one sample says nothing about the others); 'unit', the rule of
+   * Search-R1's verl (`compute_grpo_outcome_advantage` gives a lone sample mean 0 and std 1), A = r / (1 + ε);
+   * or 'verl', that rule as its code computes it: the stand-in std is a float32 tensor, so 1 + ε is rounded to
+   * float32 (1 + 1e-6 → 1.0000009536743164) before the division; or 'nan', as TRL-style code that takes
+   * torch.std of one value (n − 1 = 0) gets (ARENA's trainer with num_generations 1).
+   */
+  single?: 'zero' | 'unit' | 'verl' | 'nan';
 }
 
 export function mean(xs: readonly number[]): number {
@@ -32,12 +40,103 @@ export function std(xs: readonly number[], unbiased = true): number {
  * numerator is 0 for all i, so every advantage is 0 (the group teaches nothing; DAPO drops it).
  */
 export function grpoAdvantages(rewards: readonly number[], opts: GroupNormOptions = {}): number[] {
+  const eps = opts.eps ?? 1e-4;
+  if (rewards.length === 1 && opts.single === 'unit') return [rewards[0]! / (1 + eps)];
+  if (rewards.length === 1 && opts.single === 'verl') return [rewards[0]! / Math.fround(1 + eps)];
+  if (rewards.length === 1 && opts.single === 'nan') return [NaN];
   // Checked exactly: the floating-point mean of equal values can differ from them in the last bit.
   if (rewards.every((r) => r === rewards[0])) return rewards.map(() => 0);
   const m = mean(rewards);
   const s = std(rewards, opts.unbiased ?? true);
-  const eps = opts.eps ?? 1e-4;
   return rewards.map((r) => (r - m) / (s + eps));
+}
+
+/** The options that reproduce Search-R1's verl GRPO advantage (core_algos.compute_grpo_outcome_advantage). */
+export const SEARCH_R1_GRPO: GroupNormOptions = Object.freeze({ eps: 1e-6, unbiased: true, single: 'verl' });
+
+/**
+ * The options that reproduce ARENA's GRPO advantage (its copy of TRL's GRPOTrainer,
+ * `_generate_and_score_completions`): ε 1e-4 on the unbiased std of each block of num_generations rewards.
+ */
+export const ARENA_GRPO: GroupNormOptions = Object.freeze({ eps: 1e-4, unbiased: true, single: 'nan' });
+
+/**
+ * GRPO outcome advantages over a batch laid out as verl holds it (Search-R1): one row of token rewards per
+ * response, a row of the loss mask, and the id of the question each response answers. A response's score is
+ * the sum of its row — every token, masked or not, as the authors' code sums every non-zero entry — the
+ * scores are normalised within each question's group (rows need not be adjacent), and each row's advantage
+ * is copied to its tokens and multiplied by the mask. Defaults are Search-R1's ({@link SEARCH_R1_GRPO}).
+ */
+export function grpoOutcomeAdvantages(
+  tokenRewards: readonly (readonly number[])[],
+  mask: readonly (readonly number[])[],
+  index: readonly string[],
+  opts: GroupNormOptions = SEARCH_R1_GRPO,
+): number[][] {
+  if (index.length !== tokenRewards.length || mask.length !== tokenRewards.length) {
+    throw new Error(`grpoOutcomeAdvantages: ${tokenRewards.length} reward rows, ${mask.length} mask rows and ${index.length} ids; give one of each per response`);
+  }
+  const scores = tokenRewards.map((row) => row.reduce((s, x) => s + x, 0));
+  // A Map, not an object: a question id such as "constructor" or "__proto__" is a key like any other.
+  const groups = new Map<string, number[]>();
+  index.forEach((id, i) => {
+    const g = groups.get(id);
+    if (g) g.push(i);
+    else groups.set(id, [i]);
+  });
+  const adv = new Array<number>(scores.length);
+  for (const rows of groups.values()) {
+    const a = grpoAdvantages(rows.map((i) => scores[i]!), opts);
+    rows.forEach((i, k) => (adv[i] = a[k]!));
+  }
+  return tokenRewards.map((row, i) => row.map((_, j) => adv[i]! * mask[i]![j]!));
+}
+
+// ------------------------------------------------------------------------------------------- GAE
+
+/**
+ * Generalised advantage estimation (Schulman et al. 2016) as PPO in Search-R1's verl computes it
+ * (core_algos.compute_gae_advantage_return): per row, backwards over every position of the response,
+ *   δ_t = r_t + γ V_{t+1} − V_t (V past the end is 0),  A_t = δ_t + γλ A_{t+1};
+ * returns R_t = A_t + V_t (before whitening); then the advantages are whitened over the whole batch with the
+ * masked mean and the masked variance with Bessel's correction, (A − mean) / √(var + 1e-8). The recursion
+ * runs over masked positions too and the whitened values of masked positions are kept (the loss masks them).
+ * Whitening needs two valid tokens in the batch: with fewer verl raises ValueError, and so does this.
+ */
+export function gaeAdvantages(
+  rewards: readonly (readonly number[])[],
+  values: readonly (readonly number[])[],
+  mask: readonly (readonly number[])[],
+  gamma: number,
+  lam: number,
+): { advantages: number[][]; returns: number[][] } {
+  const raw = rewards.map((row, i) => {
+    const v = values[i]!;
+    const out = new Array<number>(row.length);
+    let last = 0;
+    for (let t = row.length - 1; t >= 0; t--) {
+      const next = t < row.length - 1 ? v[t + 1]! : 0;
+      last = row[t]! + gamma * next - v[t]! + gamma * lam * last;
+      out[t] = last;
+    }
+    return out;
+  });
+  const returns = raw.map((row, i) => row.map((a, t) => a + values[i]![t]!));
+  let count = 0;
+  let sum = 0;
+  raw.forEach((row, i) => row.forEach((a, t) => {
+    count += mask[i]![t]!;
+    sum += a * mask[i]![t]!;
+  }));
+  if (count < 2) {
+    throw new Error(`GAE whitening needs at least 2 valid tokens in the batch, got ${count} (verl's masked_var raises ValueError here); use a larger batch`);
+  }
+  const m = sum / count;
+  let sq = 0;
+  raw.forEach((row, i) => row.forEach((a, t) => (sq += (a - m) ** 2 * mask[i]![t]!)));
+  const variance = (sq / count) * (count / (count - 1));
+  const scale = 1 / Math.sqrt(variance + 1e-8);
+  return { advantages: raw.map((row) => row.map((a) => (a - m) * scale)), returns };
 }
 
 /** DAPO dynamic sampling: keep only groups whose rewards are not all equal. Returns the kept indices. */
@@ -108,6 +207,26 @@ export function klEstimate(logp: number, logpRef: number, kind: 'k1' | 'k2' | 'k
   if (kind === 'k1') return -logRho;
   if (kind === 'k2') return 0.5 * logRho * logRho;
   return Math.exp(logRho) - 1 - logRho;
+}
+
+/** The KL penalties of Search-R1's verl (core_algos.kl_penalty), per token; "low_var_kl" is k3 clamped to [−10, 10]. */
+export type VerlKlKind = 'kl' | 'abs' | 'mse' | 'low_var_kl';
+
+/**
+ * Search-R1's verl KL penalty for one token: "kl" = log π − log π_ref (k1), "abs" its absolute value,
+ * "mse" = ½ (log π − log π_ref)² (k2), "low_var_kl" = k3 clamped to [−10, 10] (the clamp bounds the ratio's
+ * blow-up where π_ref ≫ π), computed in the authors' order, ρ − log ρ − 1. Any other name throws, as verl
+ * raises NotImplementedError (its "full" needs whole-vocabulary logits).
+ */
+export function klPenalty(logp: number, logpRef: number, kind: VerlKlKind): number {
+  if (kind === 'kl') return logp - logpRef;
+  if (kind === 'abs') return Math.abs(logp - logpRef);
+  if (kind === 'mse') return 0.5 * (logp - logpRef) ** 2;
+  if (kind === 'low_var_kl') {
+    const logRho = logpRef - logp;
+    return Math.min(Math.max(Math.exp(logRho) - logRho - 1, -10), 10);
+  }
+  throw new Error(`unknown KL penalty "${String(kind)}" (verl raises NotImplementedError); use kl, abs, mse or low_var_kl`);
 }
 
 /**

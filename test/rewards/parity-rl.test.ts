@@ -1,0 +1,157 @@
+/**
+ * RL parity: ragtrail's RL math against the values the papers' authors' own functions returned on seeded
+ * inputs (test/fixtures/parity-rl/<set>/dev.jsonl; each SOURCE.md names the repository, commit, function and
+ * call; scripts/parity/ regenerates them from a checkout). Every case of every set must match.
+ *
+ * Tolerance: float64 cases to 1e-9 relative (1e-12 absolute near 0): the same operations in another order.
+ * float32 cases (the dtype verl trains in) are recomputed here in float64 from the float32 inputs, which
+ * doubles hold exactly, so they differ by float32 rounding: to 1e-5 of the magnitudes involved.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { ROOT } from '../helpers.js';
+import {
+  aggregateLoss, ARENA_GRPO, gaeAdvantages, grpoAdvantages, grpoOutcomeAdvantages, grpoTokenLoss, klPenalty, SEARCH_R1_GRPO, type VerlKlKind,
+} from '../../src/rewards/rl.js';
+
+type Num = number | 'NaN' | 'Infinity' | '-Infinity';
+const toNum = (x: Num): number => (typeof x === 'number' ? x : x === 'NaN' ? NaN : x === 'Infinity' ? Infinity : -Infinity);
+const grid = (g: Num[][]) => g.map((row) => row.map(toNum));
+
+function cases<T>(set: string): T[] {
+  const text = readFileSync(join(ROOT, 'test', 'fixtures', 'parity-rl', set, 'dev.jsonl'), 'utf8');
+  return text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as T);
+}
+
+/**
+ * Whether `ours` matches `theirs` for a case of the given dtype. `scale` is the magnitude the float32 rounding
+ * is relative to; `cond` the factor by which the computation magnifies the inputs' own rounding (8 units in
+ * the last place of the dtype times it are allowed on top).
+ */
+function agrees(ours: number, theirs: number, dtype: string, scale = 1, cond = 0): boolean {
+  if (Number.isNaN(theirs)) return Number.isNaN(ours);
+  if (!Number.isFinite(theirs)) return ours === theirs;
+  const unit = dtype === 'float32' ? 2 ** -24 : 2 ** -53;
+  const base = dtype === 'float32' ? 1e-5 * Math.max(1, Math.abs(theirs), scale) : Math.max(1e-12, 1e-9 * Math.abs(theirs));
+  return Math.abs(ours - theirs) <= Math.max(base, 8 * unit * cond);
+}
+
+/** Counts the cases whose every value agrees and names the first that do not. */
+function tally(label: string, results: { id: string; ok: boolean; detail: string }[]): void {
+  const bad = results.filter((r) => !r.ok);
+  assert.ok(results.length >= 200, `${label}: only ${results.length} cases`);
+  assert.deepEqual(bad.slice(0, 5).map((r) => `${r.id}: ${r.detail}`), [], `${label}: ${results.length - bad.length} of ${results.length} match`);
+}
+
+const gridsAgree = (ours: number[][], theirs: number[][], dtype: string, scale: (i: number, j: number) => number, cond: (i: number) => number = () => 0) =>
+  theirs.length === ours.length && theirs.every((row, i) => row.length === ours[i]!.length && row.every((t, j) => agrees(ours[i]![j]!, t, dtype, scale(i, j), cond(i))));
+
+describe('Search-R1 verl RL math (core_algos.py at a14dc3a4)', () => {
+  it('GRPO outcome advantage (ε 1e-6, a group of one → r / (1 + ε)): every case matches', () => {
+    interface C { id: string; dtype: string; token_level_rewards: Num[][]; eos_mask: number[][]; index: string[]; expected: { advantages: Num[][] } }
+    tally('searchr1_grpo_outcome', cases<C>('searchr1_grpo_outcome').map((c) => {
+      const rewards = grid(c.token_level_rewards);
+      const ours = grpoOutcomeAdvantages(rewards, c.eos_mask, c.index, SEARCH_R1_GRPO);
+      const theirs = grid(c.expected.advantages);
+      // (r − mean) / (std + ε) loses the digits the rewards share: its rounding error is the rewards' own
+      // (an ulp of the dtype) times max |r| / (std + ε), which is large for near-ties (0.5 and 0.5 + 1e-7).
+      const scores = rewards.map((r) => r.reduce((s, x) => s + x, 0));
+      const cond = (i: number) => {
+        const g = scores.filter((_, k) => c.index[k] === c.index[i]);
+        const m = g.reduce((s, x) => s + x, 0) / g.length;
+        const sd = g.length > 1 ? Math.sqrt(g.reduce((s, x) => s + (x - m) ** 2, 0) / (g.length - 1)) : 1;
+        return Math.max(...g.map(Math.abs)) / (sd + 1e-6);
+      };
+      return { id: c.id, ok: gridsAgree(ours, theirs, c.dtype, () => 1, cond), detail: JSON.stringify({ ours, theirs }) };
+    }));
+  });
+
+  it('GAE with batch whitening (and ValueError below 2 valid tokens): every case matches', () => {
+    interface C {
+      id: string; dtype: string; token_level_rewards: Num[][]; values: Num[][]; eos_mask: number[][]; gamma: number; lam: number;
+      expected: { advantages: Num[][]; returns: Num[][] } | { error: string; message: string };
+    }
+    tally('searchr1_gae', cases<C>('searchr1_gae').map((c) => {
+      const run = () => gaeAdvantages(grid(c.token_level_rewards), grid(c.values), c.eos_mask, c.gamma, c.lam);
+      if ('error' in c.expected) {
+        let message = '';
+        try {
+          run();
+        } catch (e) {
+          message = (e as Error).message;
+        }
+        return { id: c.id, ok: message.includes(c.expected.error), detail: `expected ${c.expected.error}, got "${message}"` };
+      }
+      const ours = run();
+      const values = grid(c.values);
+      const length = values[0]!.length;
+      const scale = (1 + length) * Math.max(1, ...values.flat().map(Math.abs), ...grid(c.token_level_rewards).flat().map(Math.abs));
+      // Whitening divides by the batch's spread √(var + 1e-8): rounding in the raw advantages grows by scale / that.
+      const raw = ours.returns.flatMap((row, i) => row.map((r, t) => [r - values[i]![t]!, c.eos_mask[i]![t]!] as const));
+      const n = raw.reduce((s, [, m]) => s + m, 0);
+      const m = raw.reduce((s, [a, k]) => s + a * k, 0) / n;
+      const spread = Math.sqrt(raw.reduce((s, [a, k]) => s + (a - m) ** 2 * k, 0) / (n - 1) + 1e-8);
+      const ok = gridsAgree(ours.returns, grid(c.expected.returns), c.dtype, () => scale, () => scale)
+        && gridsAgree(ours.advantages, grid(c.expected.advantages), c.dtype, () => 1, () => scale / spread);
+      return { id: c.id, ok, detail: JSON.stringify({ ours, theirs: c.expected }) };
+    }));
+  });
+
+  it('KL penalties kl / abs / mse / low_var_kl (and NotImplementedError for any other name): every case matches', () => {
+    interface C { id: string; dtype: string; kind: string; logprob: Num[][]; ref_logprob: Num[][]; expected: { kl: Num[][] } | { error: string } }
+    tally('searchr1_kl_penalty', cases<C>('searchr1_kl_penalty').map((c) => {
+      const lp = grid(c.logprob);
+      const ref = grid(c.ref_logprob);
+      const run = () => lp.map((row, i) => row.map((x, j) => klPenalty(x, ref[i]![j]!, c.kind as VerlKlKind)));
+      if ('error' in c.expected) {
+        assert.throws(run, new RegExp(c.expected.error));
+        return { id: c.id, ok: true, detail: '' };
+      }
+      const ours = run();
+      // float32: exp(log ρ) carries the rounding of log ρ times ρ.
+      const scale = (i: number, j: number) => Math.max(Math.abs(lp[i]![j]!), Math.abs(ref[i]![j]!), c.kind === 'low_var_kl' ? Math.min(Math.exp(ref[i]![j]! - lp[i]![j]!), 1e6) : 0) ** (c.kind === 'mse' ? 2 : 1);
+      return { id: c.id, ok: gridsAgree(ours, grid(c.expected.kl), c.dtype, scale), detail: JSON.stringify({ ours, theirs: c.expected.kl }) };
+    }));
+  });
+});
+
+describe("ARENA's GRPO trainer (its copy of TRL's grpo_trainer.py at 53f9569e)", () => {
+  it('GRPO advantage (weighted sum of the four rewards, ε 1e-4 on the std of each block of num_generations): every case matches', () => {
+    interface C { id: string; num_generations: number; reward_weights: number[]; rewards_per_func: number[][]; expected: { rewards: Num[]; advantages: Num[] } }
+    tally('arena_grpo_advantage', cases<C>('arena_grpo_advantage').map((c) => {
+      const rewards = c.rewards_per_func.map((r) => r.reduce((s, x, j) => s + x * c.reward_weights[j]!, 0));
+      const g = c.num_generations;
+      const ours = rewards.flatMap((_, i) => (i % g ? [] : grpoAdvantages(rewards.slice(i, i + g), ARENA_GRPO)));
+      const scale = (i: number) => Math.max(...c.rewards_per_func[i]!.map((x, j) => Math.abs(x * c.reward_weights[j]!))) * 4;
+      const cond = (i: number) => {
+        const block = rewards.slice(i - (i % g), i - (i % g) + g);
+        const m = block.reduce((s, x) => s + x, 0) / g;
+        const sd = Math.sqrt(block.reduce((s, x) => s + (x - m) ** 2, 0) / (g - 1));
+        return Math.max(...block.map(Math.abs)) * 4 / (sd + 1e-4);
+      };
+      const ok = rewards.every((r, i) => agrees(r, toNum(c.expected.rewards[i]!), 'float32', scale(i)))
+        && ours.every((a, i) => agrees(a, toNum(c.expected.advantages[i]!), 'float32', 1, cond(i)));
+      return { id: c.id, ok, detail: JSON.stringify({ ours, theirs: c.expected.advantages }) };
+    }));
+  });
+
+  it('loss: clipped surrogate + β·k2, summed over the batch\'s completion tokens / their count: every case matches', () => {
+    interface C {
+      id: string; beta: number; epsilon: number; num_iterations: number; per_token_logps: number[][]; old_per_token_logps: number[][] | null;
+      ref_per_token_logps: number[][]; advantages: number[]; completion_mask: number[][]; expected: { loss: Num };
+    }
+    tally('arena_grpo_loss', cases<C>('arena_grpo_loss').map((c) => {
+      // num_iterations 1: the old log-probabilities are the current ones, detached (ratio 1).
+      const old = c.old_per_token_logps ?? c.per_token_logps;
+      const perToken = c.per_token_logps.map((row, i) => row.map((logp, t) => grpoTokenLoss(
+        { logp, logpOld: old[i]![t]!, logpRef: c.ref_per_token_logps[i]![t]!, advantage: c.advantages[i]! },
+        { epsLow: c.epsilon, epsHigh: c.epsilon, beta: c.beta, kl: 'k2' },
+      )));
+      const ours = aggregateLoss(perToken, c.completion_mask, 'token');
+      const scale = Math.max(...perToken.flat().map(Math.abs));
+      return { id: c.id, ok: agrees(ours, toNum(c.expected.loss), 'float32', scale), detail: JSON.stringify({ ours, theirs: c.expected.loss }) };
+    }));
+  });
+});
