@@ -9,6 +9,7 @@ export { Mcts, type MctsOptions, type MctsStats, type PriorMode, PUCT_DEFAULTS, 
 export { type OutcomeScore, type Rollout, rollout, spre } from './values.js';
 export { minePairs, type MineOptions, type Pair, type PairSide } from './mine.js';
 export { annotateByRanking, type RankOptions, type RankResult, type RankSource } from './rank.js';
+export { lenientRerankRewards, ragGymRerankRewards } from './rag-gym-rerank.js';
 export type { SiblingCandidate, SiblingJob, SiblingJobOptions, SiblingJudge, SiblingVerdict } from './sibling-judge.js';
 export { type PreferenceExample, preferenceExample, sftExamples, stepwiseExamples } from './export.js';
 export { readTrees, type SavedNode, type SavedTree, Tree, type TreeNode } from './tree.js';

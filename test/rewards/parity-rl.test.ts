@@ -15,6 +15,7 @@ import { ROOT } from '../helpers.js';
 import {
   aggregateLoss, ARENA_GRPO, gaeAdvantages, grpoAdvantages, grpoOutcomeAdvantages, grpoTokenLoss, klPenalty, SEARCH_R1_GRPO, type VerlKlKind,
 } from '../../src/rewards/rl.js';
+import { lenientRerankRewards, ragGymRerankRewards } from '../../src/process/rag-gym-rerank.js';
 
 type Num = number | 'NaN' | 'Infinity' | '-Infinity';
 const toNum = (x: Num): number => (typeof x === 'number' ? x : x === 'NaN' ? NaN : x === 'Infinity' ? Infinity : -Infinity);
@@ -153,5 +154,26 @@ describe("ARENA's GRPO trainer (its copy of TRL's grpo_trainer.py at 53f9569e)",
       const scale = Math.max(...perToken.flat().map(Math.abs));
       return { id: c.id, ok: agrees(ours, toNum(c.expected.loss), 'float32', scale), detail: JSON.stringify({ ours, theirs: c.expected.loss }) };
     }));
+  });
+});
+
+describe("RAG-Gym's LLM-rerank process reward (rag_gym/rewards/lm_rerank.py at 2abbdd48)", () => {
+  interface C { id: string; count: number; reply: string; expected: { rewards: number[] } }
+  const set = cases<C>('raggym_rerank');
+
+  it('compat reader: 1 / (1 + position), all 0 when the reply cannot be read as the authors read it: every case matches, exactly', () => {
+    tally('raggym_rerank', set.map((c) => {
+      const ours = ragGymRerankRewards(c.reply, c.count);
+      return { id: c.id, ok: JSON.stringify(ours) === JSON.stringify(c.expected.rewards), detail: JSON.stringify({ reply: c.reply, ours, theirs: c.expected.rewards }) };
+    }));
+  });
+
+  it("ragtrail's lenient reader differs on purpose: it ranks what it can read, and positions count only valid indices", () => {
+    // Out-of-range 8 listed first: the authors' code keeps its position (the best candidate gets 1/2).
+    assert.deepEqual(ragGymRerankRewards('```json{"ranked_indices": [8, 0, 1]}```', 2), [1 / 2, 1 / 3]);
+    assert.deepEqual(lenientRerankRewards('```json{"ranked_indices": [8, 0, 1]}```', 2), [1, 1 / 2]);
+    // No ```json fence: all 0 for the authors, the listed order for ragtrail.
+    assert.deepEqual(ragGymRerankRewards('{"ranked_indices": [1, 0]}', 2), [0, 0]);
+    assert.deepEqual(lenientRerankRewards('{"ranked_indices": [1, 0]}', 2), [1 / 2, 1]);
   });
 });
