@@ -21,12 +21,16 @@ function needsSearch(state: State): boolean {
   return !state.question.context?.length && !state.steps.some((s) => s.action.type === 'search');
 }
 
-/** Reference numbers of a <relevance> block: a JSON list such as [1, 5]; undefined when malformed. */
+/**
+ * Reference numbers of a <relevance> block: a JSON list such as [1, 5]; undefined when malformed. A number
+ * past 2^53 is no reference number and JSON.parse would round it (2^53 + 1 to 2^53), so such a list is
+ * malformed too.
+ */
 export function parseRelevance(text: string | undefined): number[] | undefined {
   if (text === undefined) return undefined;
   try {
     const v = JSON.parse(text.trim()) as unknown;
-    if (Array.isArray(v) && v.every((x) => Number.isInteger(x))) return v as number[];
+    if (Array.isArray(v) && v.every((x) => Number.isSafeInteger(x))) return v as number[];
   } catch {
     // fall through
   }

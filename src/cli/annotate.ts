@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import { InputError } from '../core/errors.js';
+import { InputError, RagtrailError } from '../core/errors.js';
 import { selectShard, shardLabel } from '../core/shard.js';
 import { ensureOutDir } from '../core/io.js';
 import { createModel } from './setup.js';
@@ -226,7 +226,9 @@ export function registerAnnotate(program: Command): void {
       const { mode, beta } = labellerOptions(opts.option);
       const s = await relabel(opts.reasonragTrees, parent.out, { mode, beta, minGap: parent.minGap, labelThreshold: parent.labelThreshold });
       const types = Object.entries(s.actionTypeCounts).map(([t, n]) => `${t} ${n}`).join(', ') || 'none';
-      console.log(`relabelled ${s.trees} trees (${mode === 'authors' ? "authors' code" : 'ragtrail default'}): ${s.valuedNodes} of ${s.nodes} nodes valued, ${s.pairs} pairs in ${s.treesWithPairs} trees (chosen: ${types}) → ${parent.out}`);
+      console.log(`relabelled ${s.trees} trees (${mode === 'authors' ? "authors' code" : 'ragtrail default'}): ${s.valuedNodes} of ${s.nodes} nodes valued, ${s.pairs} pairs in ${s.treesWithPairs} trees (chosen: ${types}) → ${parent.out}${s.errors ? ` (and ${s.errors} error record${s.errors === 1 ? '' : 's'})` : ''}`);
+      // Exit status 1 says some trees failed; each is an {id, error} line of values.jsonl and pairs.jsonl.
+      if (s.errors > 0) throw new RagtrailError(`${s.errors} of ${s.trees + s.errors} trees could not be valued: each is an {"id", "error"} line in ${join(parent.out, 'values.jsonl')} and pairs.jsonl`, 'the error says what to fix in that tree; the other trees are valued');
     });
   cmd
     .command('stats')

@@ -6,7 +6,7 @@ import { loadDataset } from '../corpus/dataset.js';
 import { readTrajectories } from '../eval/trajectories.js';
 import { createLLM, LLM_SPEC_HELP } from '../llm/create.js';
 import { createEmbedder, EMBEDDER_SPEC_HELP } from '../retrieval/embedders/embedder.js';
-import { InputError } from '../core/errors.js';
+import { InputError, RagtrailError } from '../core/errors.js';
 import { addToSums, applyRewards, protocolMismatch, scoreTexts, writeRewards } from '../rewards/apply.js';
 import { Judge } from '../rewards/judge.js';
 import { composeScheme, rewardSchemes } from '../rewards/schemes.js';
@@ -58,10 +58,13 @@ export function registerReward(program: Command): void {
         const n = count || 1;
         console.log(formatTable(['', 'total', ...scheme.components], [['mean', fixed((sums['total'] ?? 0) / n), ...scheme.components.map((c) => fixed((sums[c] ?? 0) / n))]]));
       };
+      let failed: RagtrailError | undefined;
       if (opts.texts !== undefined) {
-        const { count, sums } = await scoreTexts(opts.texts, opts.out!, scheme, { ...common, agent: opts.agent });
-        console.log(`${opts.scheme} over ${count} texts of ${opts.texts} → ${opts.out}`);
+        const { count, errors, sums } = await scoreTexts(opts.texts, opts.out!, scheme, { ...common, agent: opts.agent });
+        console.log(`${opts.scheme} over ${count} texts of ${opts.texts} → ${opts.out}${errors ? ` (and ${errors} error record${errors === 1 ? '' : 's'})` : ''}`);
         printMeans(count, sums);
+        // Exit status 1 says some lines failed; each is an {id, error} line of the output, the others are scored.
+        if (errors > 0) failed = new RagtrailError(`${errors} of ${count + errors} lines could not be scored: each is an {"id", "error"} line in ${opts.out}`, 'the error says what to fix in that line; the other lines are scored');
       } else {
         const trajectories = await readTrajectories(run!);
         let questions: Map<string, Question> | undefined;
@@ -81,5 +84,6 @@ export function registerReward(program: Command): void {
         printMeans(records.length, sums);
       }
       if (judgeLlm) console.log(`judge: ${judgeLlm.totals.requests} requests (${judgeLlm.totals.cachedRequests} from cache)`);
+      if (failed) throw failed;
     });
 }

@@ -49,3 +49,25 @@ export class RecordError extends InputError {
     super(`${formatLocation(location)}: field "${field}" ${problem}`, hint);
   }
 }
+
+/**
+ * The `error` of an error record (`{id, error}`), written in place of a result for one line that could
+ * not be scored while the others go on (issue 45): an exception the authors' Python code would raise on
+ * that input as "TypeError: …" (errors carrying `pythonType`), a problem with the line as its one-line
+ * message, anything else as "unexpected error: …". An interruption is not a line's problem and is
+ * rethrown by the caller before this is reached.
+ */
+export function errorRecordText(e: unknown): string {
+  const err = e instanceof Error ? e : new Error(String(e));
+  const py = (err as { pythonType?: unknown }).pythonType;
+  if (typeof py === 'string') return oneLine(`${py}: ${err.message}`);
+  if (err instanceof RagtrailError) return oneLine(err.message);
+  if (err instanceof RangeError && /call stack/i.test(err.message)) return 'nesting too deep to score (maximum call stack size exceeded)';
+  return oneLine(`unexpected error: ${err.message}`);
+}
+
+/** The id an error record carries: the line's own `id` when it has one, else null. */
+export function recordId(value: unknown): string | null {
+  const id = value && typeof value === 'object' ? (value as Record<string, unknown>)['id'] : undefined;
+  return typeof id === 'string' || typeof id === 'number' ? String(id) : null;
+}

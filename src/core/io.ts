@@ -147,11 +147,33 @@ function parseJsonAt(text: string, loc: SourceLocation, skipFlag?: string): unkn
  * naming file:line (and `skipFlag`, the caller's flag that skips such lines, if it has one).
  */
 export async function* readJsonl(path: string, skipFlag?: string): AsyncGenerator<LocatedValue> {
+  for await (const r of readJsonlEach(path, skipFlag)) {
+    if ('error' in r) throw r.error;
+    yield r;
+  }
+}
+
+/**
+ * Records of a JSON Lines file, where a line that is not UTF-8 or not JSON comes back as its error
+ * instead of ending the read: for readers that write an error record for such a line and go on.
+ */
+export async function* readJsonlEach(path: string, skipFlag?: string): AsyncGenerator<LocatedValue | { error: InputError; loc: SourceLocation }> {
   for await (const { text, line, invalidUtf8 } of readLines(path)) {
-    if (invalidUtf8) throw invalidUtf8Error(path, line, skipFlag);
-    if (text.trim() === '') continue;
     const loc = { file: path, line };
-    yield { value: parseJsonAt(text, loc, skipFlag), loc };
+    if (invalidUtf8) {
+      yield { error: invalidUtf8Error(path, line, skipFlag), loc };
+      continue;
+    }
+    if (text.trim() === '') continue;
+    let value: unknown;
+    try {
+      value = parseJsonAt(text, loc, skipFlag);
+    } catch (e) {
+      if (!(e instanceof InputError)) throw e;
+      yield { error: e, loc };
+      continue;
+    }
+    yield { value, loc };
   }
 }
 

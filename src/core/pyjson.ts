@@ -5,135 +5,224 @@
  * True == 1 == 1.0, and sorting a list that mixes strings and numbers raises TypeError.
  */
 
-/** A decoded Python value: numbers (int, float and bool compare by value), str, None, list, dict. */
+/**
+ * A decoded Python value: numbers (int, float and bool compare by value), str, None, list, dict. An int
+ * outside ±(2^53 − 1) keeps its exact value in `big` (Python's ints are arbitrary precision, and whether
+ * 2^53 + 1 equals 2^53 decides ARENA's relevance); `value` is then its nearest double.
+ */
 export type PyValue =
-  | { kind: 'num'; value: number; bool?: boolean }
+  | { kind: 'num'; value: number; bool?: boolean; big?: bigint; float?: boolean }
   | { kind: 'str'; value: string }
   | { kind: 'none' }
   | { kind: 'list'; items: PyValue[] }
   | { kind: 'dict'; keys: string[]; values: PyValue[] };
 
-/** Raised where Python would raise (ValueError of the decoder, TypeError of an operation). */
-export class PyError extends Error {}
+/**
+ * Raised where Python would raise: `pythonType` is the exception Python raises there (ValueError, with
+ * JSONDecodeError its subclass, of the decoder; TypeError of an operation; RecursionError past the
+ * interpreter's depth), so an error record can name it.
+ */
+export class PyError extends Error {
+  constructor(
+    message: string,
+    readonly pythonType: string = 'ValueError',
+  ) {
+    super(message);
+  }
+}
 
 const WS = new Set([' ', '\t', '\n', '\r']);
-const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?/y;
+const NUMBER = /-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?/y;
 
-/** `json.loads(text)` with Python's rules; throws PyError where Python raises JSONDecodeError. */
+/**
+ * Python's recursion limit as its JSON decoder meets it: CPython 3.11's C scanner enters one recursive
+ * call per nested list or dict and shares the interpreter's limit of 1,000 with the Python frames below
+ * it (the caller's few), so nesting past about 990 raises RecursionError. The exact cut moves by the
+ * caller's frame count; the parity sets' deep cases (1,500 and 100,000 levels) are far past it.
+ */
+export const PY_MAX_JSON_DEPTH = 990;
+/** CPython 3.11's `sys.get_int_max_str_digits()`: int() of a longer digit string raises ValueError. */
+export const PY_INT_MAX_STR_DIGITS = 4300;
+
+/** A number literal as Python's decoder reads it: an int (exact, see PyValue) or a float. */
+function pyNumber(lit: string, isFloat: boolean): PyValue {
+  if (isFloat) return { kind: 'num', value: Number(lit), float: true };
+  const digits = lit.length - (lit.startsWith('-') ? 1 : 0);
+  if (digits > PY_INT_MAX_STR_DIGITS)
+    throw new PyError(`Exceeds the limit (${PY_INT_MAX_STR_DIGITS} digits) for integer string conversion: value has ${digits} digits; use sys.set_int_max_str_digits() to increase the limit`);
+  const value = Number(lit);
+  return Number.isSafeInteger(value) ? { kind: 'num', value } : { kind: 'num', value, big: BigInt(lit) };
+}
+
+type Open = { kind: 'list'; items: PyValue[] } | { kind: 'dict'; keys: string[]; values: PyValue[]; key?: string };
+
+/**
+ * `json.loads(text)` with Python's rules; throws PyError where Python raises (JSONDecodeError, the int
+ * digit limit, RecursionError). Iterative, with its own stack: nesting of any depth is an error record,
+ * never a stack overflow that would stop a whole file.
+ */
 export function pyJsonLoads(text: string): PyValue {
   let i = 0;
   const skip = () => {
     while (i < text.length && WS.has(text[i]!)) i++;
   };
   const fail = (what: string): never => {
-    throw new PyError(`${what} at char ${i}`);
+    throw new PyError(`${what}: line 1 column ${i + 1} (char ${i})`);
   };
   const str = (): string => {
     // Reuse JSON.parse for one string literal: its escapes and control-character rule are Python's.
     let j = i + 1;
     while (j < text.length && text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
-    if (j >= text.length) fail('unterminated string');
+    if (j >= text.length) fail('Unterminated string starting at');
     let s: string;
     try {
       s = JSON.parse(text.slice(i, j + 1)) as string;
     } catch {
-      return fail('invalid string');
+      return fail('Invalid control character or escape');
     }
     i = j + 1;
     return s;
   };
-  const value = (): PyValue => {
-    skip();
+  /** The scalar that starts at i (a string, a word, a number). */
+  const scalar = (): PyValue => {
     const c = text[i];
     if (c === '"') return { kind: 'str', value: str() };
-    if (c === '{') {
-      i++;
-      const keys: string[] = [];
-      const values: PyValue[] = [];
-      skip();
-      if (text[i] === '}') {
-        i++;
-        return { kind: 'dict', keys, values };
-      }
-      for (;;) {
-        skip();
-        if (text[i] !== '"') fail('expecting property name');
-        const k = str();
-        skip();
-        if (text[i] !== ':') fail("expecting ':'");
-        i++;
-        const v = value();
-        const at = keys.indexOf(k);
-        if (at >= 0) values[at] = v;
-        else {
-          keys.push(k);
-          values.push(v);
-        }
-        skip();
-        if (text[i] === ',') i++;
-        else if (text[i] === '}') {
-          i++;
-          return { kind: 'dict', keys, values };
-        } else fail("expecting ',' delimiter");
-      }
-    }
-    if (c === '[') {
-      i++;
-      const items: PyValue[] = [];
-      skip();
-      if (text[i] === ']') {
-        i++;
-        return { kind: 'list', items };
-      }
-      for (;;) {
-        items.push(value());
-        skip();
-        if (text[i] === ',') i++;
-        else if (text[i] === ']') {
-          i++;
-          return { kind: 'list', items };
-        } else fail("expecting ',' delimiter");
-      }
-    }
     for (const [word, v] of [
       ['null', { kind: 'none' }],
       ['true', { kind: 'num', value: 1, bool: true }],
       ['false', { kind: 'num', value: 0, bool: true }],
-      ['NaN', { kind: 'num', value: NaN }],
-      ['Infinity', { kind: 'num', value: Infinity }],
-      ['-Infinity', { kind: 'num', value: -Infinity }],
+      ['NaN', { kind: 'num', value: NaN, float: true }],
+      ['Infinity', { kind: 'num', value: Infinity, float: true }],
+      ['-Infinity', { kind: 'num', value: -Infinity, float: true }],
     ] as const) {
       if (text.startsWith(word, i)) {
         i += word.length;
-        return v;
+        return { ...v };
       }
     }
     NUMBER.lastIndex = i;
     const m = NUMBER.exec(text);
-    if (!m) return fail('expecting value');
+    if (!m) return fail('Expecting value');
     i += m[0].length;
-    return { kind: 'num', value: Number(m[0]) };
+    return pyNumber(m[0], m[1] !== undefined || m[2] !== undefined);
   };
-  const v = value();
+  const stack: Open[] = [];
+  /** Where a finished value goes: into the open container, or it is the result. */
+  let result: PyValue | undefined;
+  const put = (v: PyValue) => {
+    const top = stack[stack.length - 1];
+    if (!top) result = v;
+    else if (top.kind === 'list') top.items.push(v);
+    else {
+      const at = top.keys.indexOf(top.key!);
+      if (at >= 0) top.values[at] = v; // a repeated key: the last value wins, in the first key's place
+      else {
+        top.keys.push(top.key!);
+        top.values.push(v);
+      }
+    }
+  };
+  /** Reads a value's start: pushes a container or puts a scalar. */
+  const begin = () => {
+    skip();
+    const c = text[i];
+    if (c === '[' || c === '{') {
+      if (stack.length >= PY_MAX_JSON_DEPTH) throw new PyError(`maximum recursion depth exceeded while decoding a JSON ${c === '[' ? 'array' : 'object'} from a unicode string`, 'RecursionError');
+      i++;
+      stack.push(c === '[' ? { kind: 'list', items: [] } : { kind: 'dict', keys: [], values: [] });
+      skip();
+      if (text[i] === (c === '[' ? ']' : '}')) {
+        i++;
+        put(stack.pop()! as PyValue);
+        return;
+      }
+      if (c === '{') dictKey();
+      return;
+    }
+    put(scalar());
+  };
+  const dictKey = () => {
+    skip();
+    if (text[i] !== '"') fail('Expecting property name enclosed in double quotes');
+    (stack[stack.length - 1] as Extract<Open, { kind: 'dict' }>).key = str();
+    skip();
+    if (text[i] !== ':') fail("Expecting ':' delimiter");
+    i++;
+  };
+  begin();
+  while (stack.length > 0) {
+    // After a value inside the top container: a comma (next value) or its closing bracket.
+    const top = stack[stack.length - 1]!;
+    // A container just opened and not closed has no value yet: read its first one.
+    if ((top.kind === 'list' ? top.items.length : top.keys.length) === 0 && !(top as { started?: boolean }).started) {
+      (top as { started?: boolean }).started = true;
+      begin();
+      continue;
+    }
+    skip();
+    const close = top.kind === 'list' ? ']' : '}';
+    if (text[i] === ',') {
+      i++;
+      if (top.kind === 'dict') dictKey();
+      begin();
+    } else if (text[i] === close) {
+      i++;
+      stack.pop();
+      delete (top as { started?: boolean }).started;
+      if (top.kind === 'dict') delete top.key;
+      put(top as PyValue);
+    } else fail("Expecting ',' delimiter");
+  }
   skip();
-  if (i !== text.length) fail('extra data');
-  return v;
+  if (i !== text.length) fail('Extra data');
+  return result!;
 }
 
-/** A plain JSON value (from a dataset file) as a Python value. */
+/** A plain JSON value (from a dataset file) as a Python value; iterative, so any depth converts. */
 export function pyFromJs(v: unknown): PyValue {
-  if (v === null || v === undefined) return { kind: 'none' };
-  if (typeof v === 'boolean') return { kind: 'num', value: v ? 1 : 0, bool: true };
-  if (typeof v === 'number') return { kind: 'num', value: v };
-  if (typeof v === 'string') return { kind: 'str', value: v };
-  if (Array.isArray(v)) return { kind: 'list', items: v.map(pyFromJs) };
-  const entries = Object.entries(v as Record<string, unknown>);
-  return { kind: 'dict', keys: entries.map(([k]) => k), values: entries.map(([, x]) => pyFromJs(x)) };
+  const scalar = (x: unknown): PyValue | undefined => {
+    if (x === null || x === undefined) return { kind: 'none' };
+    if (typeof x === 'boolean') return { kind: 'num', value: x ? 1 : 0, bool: true };
+    if (typeof x === 'number') return { kind: 'num', value: x };
+    if (typeof x === 'string') return { kind: 'str', value: x };
+    return undefined;
+  };
+  const top = scalar(v);
+  if (top) return top;
+  const root: PyValue = Array.isArray(v) ? { kind: 'list', items: [] } : { kind: 'dict', keys: [], values: [] };
+  const todo: [unknown, PyValue][] = [[v, root]];
+  while (todo.length > 0) {
+    const [js, py] = todo.pop()!;
+    const entries: [string, unknown][] = Array.isArray(js) ? js.map((x, k) => [String(k), x]) : Object.entries(js as Record<string, unknown>);
+    for (const [k, x] of entries) {
+      let out = scalar(x);
+      if (!out) {
+        out = Array.isArray(x) ? { kind: 'list', items: [] } : { kind: 'dict', keys: [], values: [] };
+        todo.push([x, out]);
+      }
+      if (py.kind === 'list') py.items.push(out);
+      else if (py.kind === 'dict') {
+        py.keys.push(k);
+        py.values.push(out);
+      }
+    }
+  }
+  return root;
+}
+
+/** Python's int/float comparison: exact, also between a big int and a float (2^53 + 1 != 2.0**53). */
+function numCompare(a: Extract<PyValue, { kind: 'num' }>, b: Extract<PyValue, { kind: 'num' }>): number {
+  if (a.big === undefined && b.big === undefined) return a.value < b.value ? -1 : a.value > b.value ? 1 : a.value === b.value ? 0 : NaN;
+  const exact = (x: typeof a) => (x.big !== undefined ? x.big : Number.isInteger(x.value) ? BigInt(x.value) : undefined);
+  const [x, y] = [exact(a), exact(b)];
+  if (x !== undefined && y !== undefined) return x < y ? -1 : x > y ? 1 : 0;
+  // A big int against a non-integral or infinite float: the double is far enough from it.
+  return a.value < b.value ? -1 : a.value > b.value ? 1 : a.big !== undefined ? (b.value > 0 ? -1 : 1) : a.value === b.value ? 0 : NaN;
 }
 
 /** Python `==`. */
 export function pyEquals(a: PyValue, b: PyValue): boolean {
-  if (a.kind === 'num' && b.kind === 'num') return a.value === b.value;
+  if (a.kind === 'num' && b.kind === 'num') return numCompare(a, b) === 0;
   if (a.kind === 'str' && b.kind === 'str') return a.value === b.value;
   if (a.kind === 'none' && b.kind === 'none') return true;
   if (a.kind === 'list' && b.kind === 'list') return a.items.length === b.items.length && a.items.every((x, k) => x === b.items[k] || pyEquals(x, b.items[k]!));
@@ -151,10 +240,10 @@ export function pySet(v: PyValue): PyValue[] {
   if (v.kind === 'list') items = v.items;
   else if (v.kind === 'dict') items = v.keys.map((k) => ({ kind: 'str', value: k }));
   else if (v.kind === 'str') items = Array.from(v.value, (ch) => ({ kind: 'str', value: ch }));
-  else throw new PyError(`'${v.kind}' object is not iterable`);
+  else throw new PyError(`'${v.kind === 'num' ? (v.bool ? 'bool' : v.float ? 'float' : 'int') : 'NoneType'}' object is not iterable`, 'TypeError');
   const out: PyValue[] = [];
   for (const x of items) {
-    if (x.kind === 'list' || x.kind === 'dict') throw new PyError(`unhashable type: '${x.kind}'`);
+    if (x.kind === 'list' || x.kind === 'dict') throw new PyError(`unhashable type: '${x.kind}'`, 'TypeError');
     // Equal values hash alike (1, 1.0 and True are one element); NaN objects stay distinct.
     if (!out.some((y) => pyEquals(x, y))) out.push(x);
   }
@@ -165,12 +254,12 @@ export function pySet(v: PyValue): PyValue[] {
 export function pySorted(items: readonly PyValue[]): PyValue[] {
   if (items.length < 2) return [...items];
   const kinds = new Set(items.map((x) => x.kind));
-  if (kinds.size > 1 || kinds.has('none')) throw new PyError("'<' not supported between these types");
+  if (kinds.size > 1 || kinds.has('none')) throw new PyError("'<' not supported between these types", 'TypeError');
   const cmpStr = (a: string, b: string) => {
     const x = Array.from(a, (c) => c.codePointAt(0)!);
     const y = Array.from(b, (c) => c.codePointAt(0)!);
     for (let k = 0; k < Math.min(x.length, y.length); k++) if (x[k] !== y[k]) return x[k]! - y[k]!;
     return x.length - y.length;
   };
-  return [...items].sort((a, b) => (a.kind === 'num' && b.kind === 'num' ? (a.value < b.value ? -1 : a.value > b.value ? 1 : 0) : cmpStr((a as { value: string }).value, (b as { value: string }).value)));
+  return [...items].sort((a, b) => (a.kind === 'num' && b.kind === 'num' ? numCompare(a, b) || 0 : cmpStr((a as { value: string }).value, (b as { value: string }).value)));
 }

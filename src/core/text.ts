@@ -30,10 +30,26 @@ export function pySplit(s: string): string[] {
   return s.split(PY_WHITESPACE).filter((t) => t !== '');
 }
 
+// Letters that gained a lower-case mapping after Unicode 14 (Python 3.11's tables; 3.12 and 3.13 add none of
+// these either): Cyrillic TJE U+1C89, Latin U+A7CB–A7DC (Unicode 16), Garay U+10D50–10D65 (16) and
+// Beria Erfe U+16EA0–16EB8 (17). Node's ICU lower-cases them; Python's scorers leave them as they are.
+const NEWER_UPPER = /[\u1C89\uA7CB\uA7CC\uA7CE\uA7D2\uA7D4\uA7DA\uA7DC\u{10D50}-\u{10D65}\u{16EA0}-\u{16EB8}]/u;
+const NEWER_UPPER_SPLIT = new RegExp(`(${NEWER_UPPER.source})`, 'u');
+
+/**
+ * Python 3.11's `str.lower()`: JavaScript's toLowerCase, except for the letters whose case mapping is newer
+ * than Python's Unicode 14 tables, which stay as they are (an answer holding U+A7CB does not match a gold
+ * holding its lower-case U+0264 in the authors' scorers). Final sigma is handled alike by both.
+ */
+export function pyLower(s: string): string {
+  if (!NEWER_UPPER.test(s)) return s.toLowerCase();
+  return s.split(NEWER_UPPER_SPLIT).map((part, k) => (k % 2 === 1 ? part : part.toLowerCase())).join('');
+}
+
 /** lowercase → remove punctuation → remove articles → collapse whitespace (the SQuAD order). */
 export function normalizeAnswer(s: string, opts: NormalizeOptions = {}): string {
   let t = opts.underscoreToSpace ? s.replaceAll('_', ' ') : s;
-  t = t.toLowerCase();
+  t = pyLower(t);
   t = t.replace(PUNCTUATION, '');
   if (!opts.keepArticles) t = t.replace(ARTICLES, ' ');
   return pySplit(t).join(' ');

@@ -528,7 +528,7 @@ export function selectFiles(set: DownloadSet, splits?: string[]): HubFile[] {
 
 /** Downloads a dataset (or the wiki18 corpus) from FlashRAG's repository on the Hub into `opts.out`. */
 export async function download(name: string, opts: DownloadOptions): Promise<DownloadResult> {
-  if (!(name in DOWNLOADS)) throw new InputError(`unknown download "${name}"`, `choose from ${DOWNLOAD_NAMES.join(', ')}`);
+  if (!Object.hasOwn(DOWNLOADS, name)) throw new InputError(`unknown download "${name}"`, `choose from ${DOWNLOAD_NAMES.join(', ')}`);
   const set: DownloadSet = DOWNLOADS[name as DownloadName];
   const files = selectFiles(set, opts.splits);
   const endpoint = (opts.endpoint ?? process.env['HF_ENDPOINT'] ?? DEFAULT_ENDPOINT).replace(/\/+$/, '');

@@ -135,7 +135,9 @@ export class LlmEngine {
   private async train(ctx: Seed, stage: Extract<Stage, { kind: 'train' }>, dir: string): Promise<Record<string, unknown>> {
     const from = this.checkpoint(ctx, stage.from);
     if (!from) return { skipped: `${stage.from} was skipped` };
-    const paper = ctx.recipe.trl?.stages[stage.id] ?? {};
+    // A stage id is the recipe's text: look it up as an own key only (an id such as "constructor" names no stage).
+    const stages = ctx.recipe.trl?.stages;
+    const paper = (stages && Object.hasOwn(stages, stage.id) ? stages[stage.id] : undefined) ?? {};
     const here = from.ran;
     // Runs made here are smoke-sized (the tiny model on a CPU); the paper's settings stay as written for GPU runs.
     const small = here ? { max_steps: this.o.maxSteps ?? 8, per_device_train_batch_size: 4, logging_steps: 1, bf16: false, warmup_steps: 0 } : {};

@@ -78,7 +78,7 @@ function loadGym(ctx: Seed, id: string): GymPolicy {
 function trainerConfig(stage: Extract<Stage, { kind: 'train' }>, seed: number): Record<string, unknown> {
   const allowed = stage.algo === 'rft' ? RFT_DEFAULTS : stage.algo === 'sft' || stage.algo === 'dpo' ? OFFLINE_DEFAULTS : rlDefaults(stage.algo);
   for (const k of Object.keys(stage.settings)) {
-    if (!(k in allowed)) throw new InputError(`stage ${stage.id}: "${k}" is not a setting of ${stage.algo}`, `its settings: ${Object.keys(allowed).filter((x) => x !== 'algo').join(', ')}`);
+    if (!Object.hasOwn(allowed, k)) throw new InputError(`stage ${stage.id}: "${k}" is not a setting of ${stage.algo}`, `its settings: ${Object.keys(allowed).filter((x) => x !== 'algo').join(', ')}`);
   }
   return { seed, ...stage.settings };
 }
@@ -199,7 +199,7 @@ async function runSeed(o: PipelineOptions, seed: number, log: (l: string) => voi
       const dir = join(ctx.dir, stage.id);
       const run = () => (llm ? llm.runStage(ctx, stage, dir) : runGymStage(ctx, stage, dir));
       // With TRL, the stage's trainer fields and the model are part of what it depends on.
-      const key = llm ? { stage, trl: recipe.trl ? { model: recipe.trl.model, lora: recipe.trl.lora, trainer: recipe.trl.stages[stage.id] ?? null } : null } : stage;
+      const key = llm ? { stage, trl: recipe.trl ? { model: recipe.trl.model, lora: recipe.trl.lora, trainer: (Object.hasOwn(recipe.trl.stages, stage.id) ? recipe.trl.stages[stage.id] : undefined) ?? null } : null } : stage;
       const summary = await ctx.step(i + 2, stage.id, describeStage(stage) + (llm && stage.kind === 'train' ? ' (TRL)' : ''), dir, key, run, stage.kind === 'annotate');
       if (summary['skipped']) {
         skippedStages.add(stage.id);

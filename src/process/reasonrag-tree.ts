@@ -12,6 +12,8 @@
  *    "ReasonRAG labeller: ragtrail default vs authors' code" and tested by hand-computed cases.
  */
 import { f1KeepingArticles, f1Score } from '../core/metrics.js';
+import { InputError } from '../core/errors.js';
+import { PyError } from '../core/pyjson.js';
 import { pyStrip } from '../core/text.js';
 import { nWeightedMean } from './values.js';
 
@@ -51,6 +53,14 @@ export interface ValueOptions {
 
 const isNode = (k: string) => k.includes('intermediate_node_');
 
+/** `obj[key] = value` as an own property even for the key "__proto__" (a tree's keys are the user's text). */
+function setOwn<T>(obj: Record<string, T>, key: string, value: T): void {
+  Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/** Python's recursion limit, for the authors' recursive descent (process_node): deeper raises RecursionError. */
+const PY_RECURSION_LIMIT = 990;
+
 /**
  * Each node's value after bottom-up re-scoring, keyed as the tree is (in its key order), null where it has
  * none — exactly what `updated[key].get('reward')` reads in the authors' mode.
@@ -71,13 +81,15 @@ function authorsValues(tree: AuthorsTree, golds: readonly string[], beta: number
   const queue = keys.filter((k) => pending.get(k) === 0);
   const rewards = new Map<string, number | null>();
   const out: Record<string, number | null> = {};
-  for (const k of Object.keys(tree)) out[k] = tree[k]?.reward ?? null;
+  for (const k of Object.keys(tree)) setOwn(out, k, tree[k]?.reward ?? null);
   for (let head = 0; head < queue.length; head++) {
     const k = queue[head]!;
     const node = tree[k]!;
     let reward: number | null = null;
     if (!node.children_ids?.length) {
-      if ('answer' in node && node.response && node.answer !== null && node.answer !== undefined) {
+      if (Object.hasOwn(node, 'answer') && node.response && node.answer !== null && node.answer !== undefined) {
+        // node.get('step', 0): a step written as null reaches `**` and raises, as Python does.
+        if (node.step === null) throw new PyError("unsupported operand type(s) for ** or pow(): 'float' and 'NoneType'", 'TypeError');
         reward = f1KeepingArticles(String(node.answer), golds) * beta ** (node.step ?? 0);
       }
     } else {
@@ -85,7 +97,7 @@ function authorsValues(tree: AuthorsTree, golds: readonly string[], beta: number
       reward = nWeightedMean(node.children_ids.map(nodeKey).map((c) => ({ value: rewards.get(c), n: tree[c]?.N ?? 0 })));
     }
     rewards.set(k, reward);
-    out[k] = reward;
+    setOwn(out, k, reward);
     if (node.parent_id !== undefined && node.parent_id !== null) {
       const parent = nodeKey(node.parent_id);
       if (pending.has(parent)) {
@@ -112,7 +124,7 @@ function leafAnswer(node: AuthorsNode): string | undefined {
  * by its depth in the tree.
  */
 function defaultValues(tree: AuthorsTree, golds: readonly string[], beta: number): Record<string, number | null> {
-  const out: Record<string, number | null> = {};
+  const out = new Map<string, number | null>();
   const visiting = new Set<string>();
   /** Parent links followed up to the root (or to a missing or repeated parent). */
   const depth = (k: string): number => {
@@ -127,8 +139,9 @@ function defaultValues(tree: AuthorsTree, golds: readonly string[], beta: number
     return d;
   };
   const value = (k: string): number | null => {
-    if (k in out) return out[k]!;
-    if (visiting.has(k)) return null; // a cycle: no value through it
+    if (out.has(k)) return out.get(k)!;
+    // A node listed below itself: no tree, and no value to trust for any node on the loop (issue 45).
+    if (visiting.has(k)) throw new InputError(`the tree has a cycle: ${k} is listed among its own descendants' children_ids`, 'each node must be the child of one parent, below the root');
     visiting.add(k);
     const node = tree[k]!;
     const kids = (node.children_ids ?? []).map(nodeKey).filter((c) => tree[c] !== undefined);
@@ -138,11 +151,11 @@ function defaultValues(tree: AuthorsTree, golds: readonly string[], beta: number
       if (answer !== undefined && node.response) v = f1Score(answer, golds).f1 * beta ** (typeof node.step === 'number' ? node.step : depth(k));
     } else v = nWeightedMean(kids.map((c) => ({ value: value(c), n: tree[c]!.N ?? 0 })));
     visiting.delete(k);
-    out[k] = v;
+    out.set(k, v);
     return v;
   };
   const result: Record<string, number | null> = {};
-  for (const k of Object.keys(tree)) result[k] = isNode(k) ? value(k) : null;
+  for (const k of Object.keys(tree)) setOwn(result, k, isNode(k) ? value(k) : null);
   return result;
 }
 
@@ -216,8 +229,11 @@ export function mineReasonRagPairs(tree: AuthorsTree, values: Record<string, num
   const reward = (k: string) => values[k] ?? null;
   const seen = new Set<string>();
   const visit = (k: string, layer: number): void => {
-    const node = tree[k];
+    const node = Object.hasOwn(tree, k) ? tree[k] : undefined;
     if (!node || (!authors && seen.has(k))) return;
+    // The authors' process_node recurses once per level with no visited set: a child cycle, or a tree
+    // deeper than Python's limit, raises RecursionError there; here it is that tree's error record.
+    if (authors && layer >= PY_RECURSION_LIMIT) throw new PyError('maximum recursion depth exceeded', 'RecursionError');
     seen.add(k);
     const kids = node.children_ids ?? [];
     if (authors && kids.length < 2) return;
@@ -241,6 +257,8 @@ export function mineReasonRagPairs(tree: AuthorsTree, values: Record<string, num
         const rb = reward(b.key)!;
         if (Math.abs(ra - rb) < minGap) continue;
         const [c, r] = ra > rb ? [a, b] : [b, a];
+        // child_node["response"]: a paired node without one raises KeyError in the authors' code.
+        if (authors) for (const x of [c, r]) if (!Object.hasOwn(x.node, 'response')) throw new PyError("'response'", 'KeyError');
         const cr = c.node.response ?? '';
         const rr = r.node.response ?? '';
         const ca = actionOf(cr, opts.mode);

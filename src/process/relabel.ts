@@ -13,8 +13,10 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { RecordError, type SourceLocation } from '../core/errors.js';
-import { readJsonl, writeJsonl } from '../core/io.js';
+import { errorRecordText, InputError, RecordError, recordId, type SourceLocation } from '../core/errors.js';
+import { InterruptedError } from '../core/interrupt.js';
+import { invalidUtf8Error, type LocatedValue, readJsonlEach, readLines, writeJsonl } from '../core/io.js';
+import { PyError, pyJsonLoads, type PyValue } from '../core/pyjson.js';
 import type { Message } from '../core/trajectory.js';
 import { type AuthorsNode, type AuthorsTree, bottomUpValues, type LabellerMode, mineReasonRagPairs, nodeKey, type ReasonRagPair } from './reasonrag-tree.js';
 
@@ -36,6 +38,8 @@ export interface RelabelStats {
   minGap: number;
   labelThreshold: number;
   trees: number;
+  /** Lines written as error records {id, error} instead of values and pairs. */
+  errors: number;
   treesWithPairs: number;
   nodes: number;
   valuedNodes: number;
@@ -52,8 +56,12 @@ export interface TreeLine {
 
 const HINT = 'each line must be {id, question, golden_answers, tree} with the tree in ReasonRAG\'s layout (intermediate_node_<id> → node)';
 
-/** Checks the fields the labeller reads; anything else in a node is kept as data. */
-export function parseTreeLine(value: unknown, loc: SourceLocation): TreeLine {
+/**
+ * Checks the fields the labeller reads; anything else in a node is kept as data. `authors`: only the line's
+ * own shape (id, golden_answers, tree of objects) is checked, since the authors' code takes any JSON in a
+ * node and either values it or raises (which the caller writes as that tree's error record).
+ */
+export function parseTreeLine(value: unknown, loc: SourceLocation, authors = false): TreeLine {
   const bad = (field: string, problem: string): never => {
     throw new RecordError(loc, field, problem, HINT);
   };
@@ -66,7 +74,11 @@ export function parseTreeLine(value: unknown, loc: SourceLocation): TreeLine {
   const tree = v['tree'];
   if (typeof tree !== 'object' || tree === null || Array.isArray(tree)) bad('tree', 'is missing or not an object');
   for (const [key, node] of Object.entries(tree as Record<string, unknown>)) {
-    if (typeof node !== 'object' || node === null || Array.isArray(node)) bad(`tree.${key}`, 'is not an object');
+    if (typeof node !== 'object' || node === null || Array.isArray(node)) {
+      if (!authors || key.includes('intermediate_node_')) bad(`tree.${key}`, 'is not an object');
+      continue;
+    }
+    if (authors) continue;
     const n = node as Record<string, unknown>;
     const kids = n['children_ids'];
     if (kids !== undefined && (!Array.isArray(kids) || kids.some((k) => !Number.isInteger(k)))) bad(`tree.${key}.children_ids`, 'must be a list of integer node ids');
@@ -80,7 +92,54 @@ export function parseTreeLine(value: unknown, loc: SourceLocation): TreeLine {
   return { id: String(v['id']), question: v['question'] as string, golden_answers: golds as string[], tree: tree as AuthorsTree };
 }
 
-const childrenOf = (tree: AuthorsTree, node: AuthorsNode): string[] => (node.children_ids ?? []).map(nodeKey).filter((k) => tree[k] !== undefined);
+const ID_FIELDS = new Set(['id', 'parent_id', 'children_ids']);
+
+/**
+ * A Python value as the JSON value the labeller reads, keeping what JSON.parse would lose and the authors'
+ * code sees: a node id written `1.0` is a float, and `f"intermediate_node_{1.0}"` names no node, so such an
+ * id (in id, parent_id, children_ids) becomes the text Python's str() gives it ("1.0").
+ */
+function pyToJs(v: PyValue, idField = false): unknown {
+  switch (v.kind) {
+    case 'none':
+      return null;
+    case 'str':
+      return v.value;
+    case 'num':
+      if (v.bool) return v.value === 1;
+      if (idField && v.float && Number.isInteger(v.value)) return `${v.value}.0`;
+      return v.big !== undefined ? Number(v.big) : v.value;
+    case 'list':
+      return v.items.map((x) => pyToJs(x, idField));
+    case 'dict': {
+      const out: Record<string, unknown> = {};
+      v.keys.forEach((k, n) => Object.defineProperty(out, k, { value: pyToJs(v.values[n]!, ID_FIELDS.has(k)), enumerable: true, writable: true, configurable: true }));
+      return out;
+    }
+  }
+}
+
+/** Lines of a JSON Lines file read with Python's json.loads (authors' mode), bad lines as their error. */
+async function* readPythonJsonl(file: string): AsyncGenerator<LocatedValue | { error: Error; loc: SourceLocation }> {
+  for await (const { text, line, invalidUtf8 } of readLines(file)) {
+    const loc = { file, line };
+    if (invalidUtf8) yield { error: invalidUtf8Error(file, line), loc };
+    else if (text.trim() !== '') {
+      try {
+        yield { value: pyToJs(pyJsonLoads(text)), loc };
+      } catch (e) {
+        if (!(e instanceof PyError)) throw e;
+        yield { error: new InputError(`${file}:${line}: invalid JSON (${e.pythonType}: ${e.message})`, 'fix or remove that line'), loc };
+      }
+    }
+  }
+}
+
+const childrenOf = (tree: AuthorsTree, node: AuthorsNode): string[] =>
+  (Array.isArray(node.children_ids) ? node.children_ids : []).map(nodeKey).filter((k) => Object.hasOwn(tree, k) && typeof tree[k] === 'object' && tree[k] !== null);
+
+const isMessages = (m: unknown): m is Message[] =>
+  Array.isArray(m) && m.every((x) => typeof x === 'object' && x !== null && typeof (x as Record<string, unknown>)['role'] === 'string' && typeof (x as Record<string, unknown>)['content'] === 'string');
 
 /** From the root, the valued child of highest value with a prompt and a response, at each level (first on ties). */
 function bestPath(tree: AuthorsTree, values: Record<string, number | null>): string[] {
@@ -91,7 +150,8 @@ function bestPath(tree: AuthorsTree, values: Record<string, number | null>): str
     let best: string | undefined;
     for (const c of childrenOf(tree, tree[k]!)) {
       const v = values[c];
-      if (v === null || v === undefined || !tree[c]!.input_prompt || typeof tree[c]!.response !== 'string') continue;
+      // The TRL files need real messages: in the authors' mode a node's prompt or response may be anything.
+      if (v === null || v === undefined || !isMessages(tree[c]!.input_prompt) || typeof tree[c]!.response !== 'string') continue;
       if (best === undefined || v > values[best]!) best = c;
     }
     if (best === undefined) break;
@@ -113,7 +173,7 @@ function stepwiseExamples(line: TreeLine, values: Record<string, number | null>,
   const walk = (k: string, path: string[], seen: Set<string>) => {
     const kids = childrenOf(line.tree, line.tree[k]!).filter((c) => !seen.has(c));
     if (kids.length === 0) {
-      if (path.length > 0 && values[k] !== null) out.push({ prompt: line.question, completions: path.map((p) => line.tree[p]!.response ?? ''), labels: path.map((p) => values[p]! >= threshold) });
+      if (path.length > 0 && values[k] !== null) out.push({ prompt: line.question, completions: path.map((p) => (typeof line.tree[p]!.response === 'string' ? line.tree[p]!.response! : '')), labels: path.map((p) => values[p]! >= threshold) });
       return;
     }
     for (const c of kids) if (values[c] !== null && values[c] !== undefined) walk(c, [...path, c], new Set([...seen, c]));
@@ -135,16 +195,36 @@ export async function relabel(file: string, outDir: string, opts: RelabelOptions
   const prefs: unknown[] = [];
   const sft: unknown[] = [];
   const stepwise: unknown[] = [];
-  const stats: RelabelStats = { mode: opts.mode, beta: opts.beta, minGap: opts.minGap, labelThreshold: opts.labelThreshold, trees: 0, treesWithPairs: 0, nodes: 0, valuedNodes: 0, pairs: 0, actionTypeCounts: {} };
-  for await (const { value, loc } of readJsonl(file)) {
-    const line = parseTreeLine(value, loc);
-    const v = bottomUpValues(line.tree, line.golden_answers, { mode: opts.mode, beta: opts.beta });
-    const mined = mineReasonRagPairs(line.tree, v, { mode: opts.mode, minGap: opts.minGap });
+  const stats: RelabelStats = { mode: opts.mode, beta: opts.beta, minGap: opts.minGap, labelThreshold: opts.labelThreshold, trees: 0, errors: 0, treesWithPairs: 0, nodes: 0, valuedNodes: 0, pairs: 0, actionTypeCounts: {} };
+  const authors = opts.mode === 'authors';
+  for await (const read of authors ? readPythonJsonl(file) : readJsonlEach(file)) {
+    // One tree that cannot be valued (a bad line, a cycle, an input the authors' code raises on) is an
+    // error record {id, error} in values.jsonl and pairs.jsonl; the other trees go on (issue 45).
+    let line: TreeLine;
+    let v: Record<string, number | null>;
+    let mined: ReturnType<typeof mineReasonRagPairs>;
+    let sftLines: ReturnType<typeof sftExamples>;
+    let stepLines: ReturnType<typeof stepwiseExamples>;
+    try {
+      if ('error' in read) throw read.error;
+      line = parseTreeLine(read.value, read.loc, authors);
+      v = bottomUpValues(line.tree, line.golden_answers, { mode: opts.mode, beta: opts.beta });
+      mined = mineReasonRagPairs(line.tree, v, { mode: opts.mode, minGap: opts.minGap });
+      sftLines = sftExamples(line.tree, v, opts.labelThreshold);
+      stepLines = stepwiseExamples(line, v, opts.labelThreshold);
+    } catch (e) {
+      if (e instanceof InterruptedError) throw e;
+      const record = { id: 'value' in read ? recordId(read.value) : null, error: errorRecordText(e) };
+      values.push(record);
+      pairs.push(record);
+      stats.errors++;
+      continue;
+    }
     values.push({ id: line.id, node_rewards: v });
     pairs.push({ id: line.id, pairs: mined.pairs });
     prefs.push(...mined.pairs.map(preference));
-    sft.push(...sftExamples(line.tree, v, opts.labelThreshold));
-    stepwise.push(...stepwiseExamples(line, v, opts.labelThreshold));
+    sft.push(...sftLines);
+    stepwise.push(...stepLines);
     stats.trees++;
     stats.nodes += Object.keys(v).length;
     stats.valuedNodes += Object.values(v).filter((x) => x !== null).length;

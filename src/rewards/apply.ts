@@ -1,7 +1,8 @@
 /** Scoring every trajectory of a run, or every line of an episode-text file, with a reward scheme. */
 import { writeFileSync } from 'node:fs';
-import { InputError } from '../core/errors.js';
-import { readJsonl, writeJsonl } from '../core/io.js';
+import { errorRecordText, InputError, recordId } from '../core/errors.js';
+import { InterruptedError } from '../core/interrupt.js';
+import { readJsonlEach, writeJsonl } from '../core/io.js';
 import type { Question } from '../core/types.js';
 import type { AgentName, Protocol } from '../agents/protocol.js';
 import type { State } from '../env/env.js';
@@ -115,23 +116,49 @@ export function textProtocol(scheme: ComposedScheme, agent?: string): AgentName 
   return own;
 }
 
+/** A line that could not be scored, in place of its RewardRecord: its id (null when it has none) and why. */
+export interface ErrorRecord {
+  id: string | null;
+  error: string;
+}
+
 /**
  * Scores every line of an episode-text file (`reward --texts`), streaming: lines are read, checked,
- * scored and written in order, so files of any length run in bounded memory.
+ * scored and written in order, so files of any length run in bounded memory. A line that cannot be
+ * scored (not JSON, a missing field, an input on which the authors' code raises in compat mode) is
+ * written as an ErrorRecord and counted in `errors`; the other lines go on. `count` is the lines
+ * scored; means are over those.
  */
-export async function scoreTexts(file: string, out: string, scheme: ComposedScheme, opts: ApplyOptions & { agent?: string } = {}): Promise<{ count: number; sums: Record<string, number> }> {
+export async function scoreTexts(file: string, out: string, scheme: ComposedScheme, opts: ApplyOptions & { agent?: string } = {}): Promise<{ count: number; errors: number; sums: Record<string, number> }> {
   const agent = textProtocol(scheme, opts.agent);
   const sums: Record<string, number> = { total: 0 };
-  async function* records(): AsyncGenerator<RewardRecord> {
-    for await (const { value, loc } of readJsonl(file)) {
-      const episode = episodeFromJson(value, loc);
-      const trajectory = episodeTrajectory(episode, agent);
-      const ctx: RewardContext = { trajectory, episode, embedder: opts.embedder, judge: opts.judge };
-      const r = await scheme.compute(ctx);
+  let count = 0;
+  let errors = 0;
+  async function* records(): AsyncGenerator<RewardRecord | ErrorRecord> {
+    for await (const line of readJsonlEach(file)) {
+      if ('error' in line) {
+        errors++;
+        yield { id: null, error: errorRecordText(line.error) };
+        continue;
+      }
+      let r: Awaited<ReturnType<ComposedScheme['compute']>>;
+      let id: string;
+      try {
+        const episode = episodeFromJson(line.value, line.loc);
+        id = episode.id;
+        const trajectory = episodeTrajectory(episode, agent);
+        r = await scheme.compute({ trajectory, episode, embedder: opts.embedder, judge: opts.judge });
+      } catch (e) {
+        if (e instanceof InterruptedError) throw e;
+        errors++;
+        yield { id: recordId(line.value), error: errorRecordText(e) };
+        continue;
+      }
       addToSums(sums, r);
-      yield { id: episode.id, total: r.total, components: r.components };
+      count++;
+      yield { id, total: r.total, components: r.components };
     }
   }
-  const count = await writeJsonl(out, records());
-  return { count, sums };
+  await writeJsonl(out, records());
+  return { count, errors, sums };
 }

@@ -7,7 +7,7 @@
 import type { Trajectory } from '../core/trajectory.js';
 import { exactMatch } from '../core/metrics.js';
 import { pyEquals, PyError, pyFromJs, pyJsonLoads, pySet, pySorted } from '../core/pyjson.js';
-import { PY_SPACE_CLASS, pySplit } from '../core/text.js';
+import { PY_SPACE_CLASS, pyLower, pySplit } from '../core/text.js';
 import { arenaFormat } from './format.js';
 
 export interface ArenaRewards {
@@ -69,7 +69,7 @@ const ARTICLE = /(?<![\p{L}\p{N}_])(?:a|an|the)(?![\p{L}\p{N}_])/gu;
 
 /** ARENA's `normalize_answer`: "_" → space, lower, punctuation → space, articles → space, collapse, strip. */
 export function arenaNormalize(s: string): string {
-  return pySplit(s.replaceAll('_', ' ').toLowerCase().replace(AUTHORS_PUNCT, ' ').replace(ARTICLE, ' ')).join(' ');
+  return pySplit(pyLower(s.replaceAll('_', ' ')).replace(AUTHORS_PUNCT, ' ').replace(ARTICLE, ' ')).join(' ');
 }
 
 /** `relevance_score`: json.loads of the first <relevance> block, `sorted(set(ids)) == gold` → 1, overlap → 0.5, else or on any exception 0. */

@@ -10,7 +10,7 @@
  */
 import type { Trajectory } from '../core/trajectory.js';
 import { f1Score, tokenF1 } from '../core/metrics.js';
-import { pySplit, pyStrip } from '../core/text.js';
+import { pyLower, pySplit, pyStrip } from '../core/text.js';
 import { proragStepFormat, proragWorkflow } from './format.js';
 
 /**
@@ -77,7 +77,7 @@ export function proragAuthorsFormat(completion: string): number {
 
 /** `calculate_f1_score`: token F1 on `lower().split()` tokens, no other normalisation, one gold string. */
 export function proragAuthorsF1(prediction: string, truth: string): number {
-  return tokenF1(pySplit(prediction.toLowerCase()), pySplit(truth.toLowerCase())).f1;
+  return tokenF1(pySplit(pyLower(prediction)), pySplit(pyLower(truth))).f1;
 }
 
 /** `outcome_reward`: first <answer>…</answer> anywhere (any case), F1 → 0 below 0.2 else 2·F1; plus `format_reward`. */

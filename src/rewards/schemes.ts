@@ -278,7 +278,7 @@ export function composeScheme(expression: string, optionArgs: readonly string[] 
     const value = parseValue(arg.slice(eq + 1));
     const dot = key.indexOf('.');
     const [target, name] = dot > 0 ? [key.slice(0, dot), key.slice(dot + 1)] : [undefined, key];
-    const hit = terms.filter((t) => (!target || t.scheme.name === target) && name in t.scheme.defaults);
+    const hit = terms.filter((t) => (!target || t.scheme.name === target) && Object.hasOwn(t.scheme.defaults, name));
     if (hit.length === 0) {
       const known = [...new Set(terms.flatMap((t) => Object.keys(t.scheme.defaults)))];
       throw new InputError(`--option ${key}: no scheme in "${expression}" has that option`, known.length ? `options: ${known.join(', ')}` : 'these schemes take no options');

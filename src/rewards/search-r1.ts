@@ -78,8 +78,10 @@ export function searchR1Structure(content: string, opts: { reflect?: boolean } =
   let state = 'start';
   for (const part of content.split(opts.reflect ? SPLIT_REFLECT : SPLIT)) {
     if (pyStrip(part) === '') continue;
-    if (part in MOVES && (opts.reflect || !part.includes('reflect'))) {
-      const next = MOVES[part]![state];
+    // Object.hasOwn, not `in`: a block reading "constructor" or "toString" is text, not a tag (issue 45).
+    if (Object.hasOwn(MOVES, part) && (opts.reflect || !part.includes('reflect'))) {
+      const moves = MOVES[part]!;
+      const next = Object.hasOwn(moves, state) ? moves[state] : undefined;
       if (!next) return { valid: false, reason: `Unexpected tag ${part} in state ${state}` };
       state = next;
     } else if (!INSIDE.includes(state)) {

@@ -215,14 +215,25 @@ describe('ragtrail annotate relabel (the CLI, end to end on the parity files)', 
       cleanup();
     }
   });
-  it('bad lines and options exit 2 with one line naming the place and the fix', () => {
+  it('a bad tree is an error record of its own and the others are valued (exit 1); bad options exit 2', () => {
     const { dir, cleanup } = tempDir();
     try {
       const { run } = cliRunner(dir);
-      writeFileSync(join(dir, 'bad.jsonl'), '{"id": "a", "question": "q", "golden_answers": ["x"], "tree": {"intermediate_node_0": {"children_ids": [1, "2"]}}}\n');
+      const good = '{"id": "g", "question": "q", "golden_answers": ["x"], "tree": {"intermediate_node_0": {"id": 0, "children_ids": [1], "N": 1}, "intermediate_node_1": {"id": 1, "parent_id": 0, "children_ids": [], "answer": "x", "response": "<answer>x</answer>", "N": 1, "step": 1}}}';
+      writeFileSync(join(dir, 'bad.jsonl'), `{"id": "a", "question": "q", "golden_answers": ["x"], "tree": {"intermediate_node_0": {"children_ids": [1, "2"]}}}\nnot json\n${good}\n`);
       const r = run('annotate', 'relabel', '--reasonrag-trees', 'bad.jsonl', '--out', 'o');
-      assert.equal(r.status, 2);
-      assert.match(r.stderr.trim(), /^ragtrail: bad\.jsonl:1: field "tree\.intermediate_node_0\.children_ids" must be a list of integer node ids \(.+\)$/);
+      assert.equal(r.status, 1);
+      assert.match(r.stdout, /relabelled 1 trees .* \(and 2 error records\)/);
+      assert.equal(r.stderr.trim(), `ragtrail: 2 of 3 trees could not be valued: each is an {"id", "error"} line in ${join('o', 'values.jsonl')} and pairs.jsonl (the error says what to fix in that tree; the other trees are valued)`);
+      const values = jsonl(join(dir, 'o', 'values.jsonl'));
+      assert.match(String(values[0]!['error']), /^bad\.jsonl:1: field "tree\.intermediate_node_0\.children_ids" must be a list of integer node ids \(.+\)$/);
+      assert.equal(values[0]!['id'], 'a');
+      assert.deepEqual(values[1], { id: null, error: `bad.jsonl:2: invalid JSON (Unexpected token 'o', "not json" is not valid JSON) (fix or remove that line)` });
+      assert.deepEqual(values[2], { id: 'g', node_rewards: { intermediate_node_0: 0.9, intermediate_node_1: 0.9 } });
+      // The authors' code takes a string child id as a key ("intermediate_node_2", absent here): no error.
+      const a = run('annotate', 'relabel', '--reasonrag-trees', 'bad.jsonl', '--out', 'oa', '--option', 'compat=authors');
+      assert.equal(a.status, 1);
+      assert.deepEqual(jsonl(join(dir, 'oa', 'values.jsonl'))[0], { id: 'a', node_rewards: { intermediate_node_0: null } });
       const o = run('annotate', 'relabel', '--reasonrag-trees', 'bad.jsonl', '--out', 'o', '--option', 'compat=author');
       assert.equal(o.status, 2);
       assert.match(o.stderr, /--option compat: expected paper or authors/);

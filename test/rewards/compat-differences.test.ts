@@ -196,3 +196,14 @@ test('reasonrag-terminal: the authors read an untagged answer after "So the answ
   assert.equal(prefix.authors.f1, 1);
   assert.equal(prefix.paper.f1, 0); // no <answer> tag: no answer action
 });
+
+test('arena: integers past 2^53 in the relevance list: the list is malformed by default, exact Python ints in compat', async () => {
+  const response = (rel: string) => ARENA_OK.replace('[1]', rel);
+  const big = await both('arena', { response: response('[9007199254740993]'), gold_reference_ids: [9007199254740992] });
+  assert.equal(big.paper.relevance, 0); // not rounded to the gold's 2^53
+  assert.equal(big.authors.relevance, 0); // 2^53 + 1 != 2^53 in Python
+  const huge = await both('arena', { response: response(`[1, ${'7'.repeat(400)}]`), ...refs });
+  assert.deepEqual([huge.paper.relevance, huge.authors.relevance], [0, 0.5]);
+  const over = await both('arena', { response: response(`[1, ${'7'.repeat(5000)}]`), ...refs });
+  assert.deepEqual([over.paper.relevance, over.authors.relevance], [0, 0]); // json.loads: ValueError past 4,300 digits
+});
