@@ -157,7 +157,7 @@ export async function* readJsonl(path: string, skipFlag?: string): AsyncGenerato
  * Records of a JSON Lines file, where a line that is not UTF-8 or not JSON comes back as its error
  * instead of ending the read: for readers that write an error record for such a line and go on.
  */
-export async function* readJsonlEach(path: string, skipFlag?: string): AsyncGenerator<LocatedValue | { error: InputError; loc: SourceLocation }> {
+export async function* readJsonlEach(path: string, skipFlag?: string): AsyncGenerator<(LocatedValue & { text: string }) | { error: InputError; loc: SourceLocation }> {
   for await (const { text, line, invalidUtf8 } of readLines(path)) {
     const loc = { file: path, line };
     if (invalidUtf8) {
@@ -173,7 +173,7 @@ export async function* readJsonlEach(path: string, skipFlag?: string): AsyncGene
       yield { error: e, loc };
       continue;
     }
-    yield { value, loc };
+    yield { value, loc, text };
   }
 }
 

@@ -54,7 +54,22 @@ function pyNumber(lit: string, isFloat: boolean): PyValue {
   return Number.isSafeInteger(value) ? { kind: 'num', value } : { kind: 'num', value, big: BigInt(lit) };
 }
 
-type Open = { kind: 'list'; items: PyValue[] } | { kind: 'dict'; keys: string[]; values: PyValue[]; key?: string };
+/** The words Python's decoder reads as values (NaN and the infinities are its extensions to JSON). */
+const WORDS: readonly (readonly [string, () => PyValue])[] = [
+  ['null', () => ({ kind: 'none' })],
+  ['true', () => ({ kind: 'num', value: 1, bool: true })],
+  ['false', () => ({ kind: 'num', value: 0, bool: true })],
+  ['NaN', () => ({ kind: 'num', value: NaN, float: true })],
+  ['Infinity', () => ({ kind: 'num', value: Infinity, float: true })],
+  ['-Infinity', () => ({ kind: 'num', value: -Infinity, float: true })],
+];
+
+/** An open list or dict on the reader's stack: the key its next value goes under, and whether it has one yet. */
+interface Frame {
+  value: Extract<PyValue, { kind: 'list' | 'dict' }>;
+  key: string;
+  started: boolean;
+}
 
 /**
  * `json.loads(text)` with Python's rules; throws PyError where Python raises (JSONDecodeError, the int
@@ -67,7 +82,9 @@ export function pyJsonLoads(text: string): PyValue {
     while (i < text.length && WS.has(text[i]!)) i++;
   };
   const fail = (what: string): never => {
-    throw new PyError(`${what}: line 1 column ${i + 1} (char ${i})`);
+    // JSONDecodeError's position: line and column counted from 1 over "\n", and the character offset.
+    const line = text.slice(0, i).split('\n').length;
+    throw new PyError(`${what}: line ${line} column ${i - text.lastIndexOf('\n', i - 1)} (char ${i})`);
   };
   const str = (): string => {
     // Reuse JSON.parse for one string literal: its escapes and control-character rule are Python's.
@@ -87,17 +104,12 @@ export function pyJsonLoads(text: string): PyValue {
   const scalar = (): PyValue => {
     const c = text[i];
     if (c === '"') return { kind: 'str', value: str() };
-    for (const [word, v] of [
-      ['null', { kind: 'none' }],
-      ['true', { kind: 'num', value: 1, bool: true }],
-      ['false', { kind: 'num', value: 0, bool: true }],
-      ['NaN', { kind: 'num', value: NaN, float: true }],
-      ['Infinity', { kind: 'num', value: Infinity, float: true }],
-      ['-Infinity', { kind: 'num', value: -Infinity, float: true }],
-    ] as const) {
-      if (text.startsWith(word, i)) {
-        i += word.length;
-        return { ...v };
+    if (c === 'n' || c === 't' || c === 'f' || c === 'N' || c === 'I' || c === '-') {
+      for (const [word, make] of WORDS) {
+        if (text.startsWith(word, i)) {
+          i += word.length;
+          return make();
+        }
       }
     }
     NUMBER.lastIndex = i;
@@ -106,19 +118,20 @@ export function pyJsonLoads(text: string): PyValue {
     i += m[0].length;
     return pyNumber(m[0], m[1] !== undefined || m[2] !== undefined);
   };
-  const stack: Open[] = [];
+  const stack: Frame[] = [];
   /** Where a finished value goes: into the open container, or it is the result. */
   let result: PyValue | undefined;
   const put = (v: PyValue) => {
     const top = stack[stack.length - 1];
     if (!top) result = v;
-    else if (top.kind === 'list') top.items.push(v);
+    else if (top.value.kind === 'list') top.value.items.push(v);
     else {
-      const at = top.keys.indexOf(top.key!);
-      if (at >= 0) top.values[at] = v; // a repeated key: the last value wins, in the first key's place
+      const d = top.value;
+      const at = d.keys.indexOf(top.key);
+      if (at >= 0) d.values[at] = v; // a repeated key: the last value wins, in the first key's place
       else {
-        top.keys.push(top.key!);
-        top.values.push(v);
+        d.keys.push(top.key);
+        d.values.push(v);
       }
     }
   };
@@ -129,13 +142,14 @@ export function pyJsonLoads(text: string): PyValue {
     if (c === '[' || c === '{') {
       if (stack.length >= PY_MAX_JSON_DEPTH) throw new PyError(`maximum recursion depth exceeded while decoding a JSON ${c === '[' ? 'array' : 'object'} from a unicode string`, 'RecursionError');
       i++;
-      stack.push(c === '[' ? { kind: 'list', items: [] } : { kind: 'dict', keys: [], values: [] });
+      const frame: Frame = { value: c === '[' ? { kind: 'list', items: [] } : { kind: 'dict', keys: [], values: [] }, key: '', started: false };
       skip();
       if (text[i] === (c === '[' ? ']' : '}')) {
         i++;
-        put(stack.pop()! as PyValue);
+        put(frame.value);
         return;
       }
+      stack.push(frame);
       if (c === '{') dictKey();
       return;
     }
@@ -144,7 +158,7 @@ export function pyJsonLoads(text: string): PyValue {
   const dictKey = () => {
     skip();
     if (text[i] !== '"') fail('Expecting property name enclosed in double quotes');
-    (stack[stack.length - 1] as Extract<Open, { kind: 'dict' }>).key = str();
+    stack[stack.length - 1]!.key = str();
     skip();
     if (text[i] !== ':') fail("Expecting ':' delimiter");
     i++;
@@ -153,29 +167,53 @@ export function pyJsonLoads(text: string): PyValue {
   while (stack.length > 0) {
     // After a value inside the top container: a comma (next value) or its closing bracket.
     const top = stack[stack.length - 1]!;
-    // A container just opened and not closed has no value yet: read its first one.
-    if ((top.kind === 'list' ? top.items.length : top.keys.length) === 0 && !(top as { started?: boolean }).started) {
-      (top as { started?: boolean }).started = true;
+    // A container just opened (and not empty) has no value yet: read its first one.
+    if (!top.started) {
+      top.started = true;
       begin();
       continue;
     }
     skip();
-    const close = top.kind === 'list' ? ']' : '}';
+    const close = top.value.kind === 'list' ? ']' : '}';
     if (text[i] === ',') {
       i++;
-      if (top.kind === 'dict') dictKey();
+      if (top.value.kind === 'dict') dictKey();
       begin();
     } else if (text[i] === close) {
       i++;
       stack.pop();
-      delete (top as { started?: boolean }).started;
-      if (top.kind === 'dict') delete top.key;
-      put(top as PyValue);
+      put(top.value);
     } else fail("Expecting ',' delimiter");
   }
   skip();
   if (i !== text.length) fail('Extra data');
   return result!;
+}
+
+/**
+ * The top-level list `field` of a JSON object's text, read with Python's rules, as plain values with ints past
+ * 2^53 as BigInt (what JSON.parse would round); undefined when the text does not parse or the list holds
+ * containers. For gold lists whose exact ints decide a score (ARENA's gold_reference_ids).
+ */
+export function exactScalarList(text: string, field: string): unknown[] | undefined {
+  let v: PyValue;
+  try {
+    v = pyJsonLoads(text);
+  } catch {
+    return undefined;
+  }
+  if (v.kind !== 'dict') return undefined;
+  const at = v.keys.indexOf(field);
+  const list = at < 0 ? undefined : v.values[at];
+  if (list?.kind !== 'list') return undefined;
+  const out: unknown[] = [];
+  for (const x of list.items) {
+    if (x.kind === 'num') out.push(x.big ?? (x.bool ? x.value === 1 : x.value));
+    else if (x.kind === 'str') out.push(x.value);
+    else if (x.kind === 'none') out.push(null);
+    else return undefined;
+  }
+  return out;
 }
 
 /** A plain JSON value (from a dataset file) as a Python value; iterative, so any depth converts. */
@@ -184,6 +222,7 @@ export function pyFromJs(v: unknown): PyValue {
     if (x === null || x === undefined) return { kind: 'none' };
     if (typeof x === 'boolean') return { kind: 'num', value: x ? 1 : 0, bool: true };
     if (typeof x === 'number') return { kind: 'num', value: x };
+    if (typeof x === 'bigint') return Number.isSafeInteger(Number(x)) ? { kind: 'num', value: Number(x) } : { kind: 'num', value: Number(x), big: x };
     if (typeof x === 'string') return { kind: 'str', value: x };
     return undefined;
   };

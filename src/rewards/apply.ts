@@ -3,6 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { errorRecordText, InputError, recordId } from '../core/errors.js';
 import { InterruptedError } from '../core/interrupt.js';
 import { readJsonlEach, writeJsonl } from '../core/io.js';
+import { exactScalarList } from '../core/pyjson.js';
 import type { Question } from '../core/types.js';
 import type { AgentName, Protocol } from '../agents/protocol.js';
 import type { State } from '../env/env.js';
@@ -146,6 +147,8 @@ export async function scoreTexts(file: string, out: string, scheme: ComposedSche
       try {
         const episode = episodeFromJson(line.value, line.loc);
         id = episode.id;
+        // A gold reference number past 2^53 is rounded by JSON.parse; ARENA's code compares Python's exact ints.
+        if (episode.gold_reference_ids?.some((g) => typeof g === 'number' && Number.isInteger(g) && !Number.isSafeInteger(g))) episode.gold_reference_ids = exactScalarList(line.text, 'gold_reference_ids') ?? episode.gold_reference_ids;
         const trajectory = episodeTrajectory(episode, agent);
         r = await scheme.compute({ trajectory, episode, embedder: opts.embedder, judge: opts.judge });
       } catch (e) {

@@ -150,3 +150,20 @@ test('annotate relabel: ids written 1.0 or "1", a null step, a leaf without resp
     cleanup();
   }
 });
+
+test('reward --texts, ARENA compat: a gold reference number past 2^53 is read exactly (JSON.parse would round it)', async () => {
+  const { scoreTexts } = await import('../../src/rewards/apply.js');
+  const { composeScheme } = await import('../../src/rewards/schemes.js');
+  const { dir, cleanup } = tempDir();
+  try {
+    const line = (id: string, pred: string, gold: string) =>
+      `{"id": "${id}", "question": "Q?", "golden_answers": ["Paris"], "gold_reference_ids": [${gold}], "response": "<relevance>[${pred}]</relevance>\\n<analysis>a</analysis>\\n<answer>Paris</answer>"}`;
+    writeFileSync(join(dir, 'g.jsonl'), [line('same', '9007199254740993', '9007199254740993'), line('rounded', '9007199254740992', '9007199254740993'), line('small', '1', '1, 2')].join('\n') + '\n');
+    const r = await scoreTexts(join(dir, 'g.jsonl'), join(dir, 'o.jsonl'), composeScheme('arena', ['compat=authors']));
+    assert.deepEqual([r.count, r.errors], [3, 0]);
+    const rows = readFileSync(join(dir, 'o.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { components: Record<string, number> });
+    assert.deepEqual(rows.map((x) => x.components['relevance']), [1, 0, 0.5]);
+  } finally {
+    cleanup();
+  }
+});
