@@ -55,7 +55,37 @@ class LiteralReader {
     }
   }
 
+  /** Brackets open at once, and expressions nested (issue 45: a reply nested 100,000 deep is read without overflowing). */
+  private level = 0;
+  private depth = 0;
+
+  /**
+   * One expression, within Python's limits: its tokenizer refuses more than 200 brackets open at once
+   * (SyntaxError "too many nested parentheses"), and CPython 3.11 fails to compile a value under the fenced
+   * dict with more than 2,992 unary signs (RecursionError; measured). Either is a reply eval cannot read.
+   * Mixed deep nesting fails earlier in CPython (MemoryError of its parser), which this does not model.
+   */
   private expr(): PyVal {
+    if (this.depth >= 2994) throw new PyFail('expression nested too deeply');
+    const c = this.s[this.skipped()];
+    const bracket = c === '{' || c === '[' || c === '(';
+    if (bracket && this.level >= 200) throw new PyFail('too many nested parentheses');
+    this.depth++;
+    if (bracket) this.level++;
+    try {
+      return this.expr1();
+    } finally {
+      this.depth--;
+      if (bracket) this.level--;
+    }
+  }
+
+  private skipped(): number {
+    this.skip();
+    return this.i;
+  }
+
+  private expr1(): PyVal {
     this.skip();
     const c = this.s[this.i];
     if (c === '-' || c === '+') {

@@ -167,3 +167,18 @@ test('reward --texts, ARENA compat: a gold reference number past 2^53 is read ex
     cleanup();
   }
 });
+
+test("RAG-Gym rerank reply, authors' reader: nesting is bounded as CPython's eval bounds it, never a stack overflow", async () => {
+  const { ragGymRerankRewards } = await import('../../src/process/rag-gym-rerank.js');
+  const reply = (x: string) => '```json {"ranked_indices": [1, 0, 2], "x": ' + x + '}```';
+  const nest = (n: number) => '['.repeat(n) + ']'.repeat(n);
+  const read = [0.5, 1, 1 / 3];
+  // 200 brackets open at once (the dict's and 199 more) is Python's tokenizer limit; 201 is a SyntaxError.
+  assert.deepEqual(ragGymRerankRewards(reply(nest(199)), 3), read);
+  assert.deepEqual(ragGymRerankRewards(reply(nest(200)), 3), [0, 0, 0]);
+  assert.deepEqual(ragGymRerankRewards(reply(nest(100_000)), 3), [0, 0, 0]);
+  // 2,992 unary signs compile under the dict; 2,993 raise RecursionError (CPython 3.11, measured).
+  assert.deepEqual(ragGymRerankRewards(reply('-'.repeat(2992) + '1'), 3), read);
+  assert.deepEqual(ragGymRerankRewards(reply('-'.repeat(2993) + '1'), 3), [0, 0, 0]);
+  assert.deepEqual(ragGymRerankRewards(reply('-'.repeat(100_000) + '1'), 3), [0, 0, 0]);
+});
