@@ -16,6 +16,8 @@ import {
   aggregateLoss, ARENA_GRPO, gaeAdvantages, grpoAdvantages, grpoOutcomeAdvantages, grpoTokenLoss, klPenalty, SEARCH_R1_GRPO, type VerlKlKind,
 } from '../../src/rewards/rl.js';
 import { lenientRerankRewards, ragGymRerankRewards } from '../../src/process/rag-gym-rerank.js';
+import { coverMatch } from '../../src/core/metrics.js';
+import { parseSearchR1Turn } from '../../src/agents/search-r1.js';
 
 type Num = number | 'NaN' | 'Infinity' | '-Infinity';
 const toNum = (x: Num): number => (typeof x === 'number' ? x : x === 'NaN' ? NaN : x === 'Infinity' ? Infinity : -Infinity);
@@ -175,5 +177,28 @@ describe("RAG-Gym's LLM-rerank process reward (rag_gym/rewards/lm_rerank.py at 2
     // No ```json fence: all 0 for the authors, the listed order for ragtrail.
     assert.deepEqual(ragGymRerankRewards('{"ranked_indices": [1, 0]}', 2), [0, 0]);
     assert.deepEqual(lenientRerankRewards('{"ranked_indices": [1, 0]}', 2), [1 / 2, 1]);
+  });
+});
+
+describe("Search-R1's text functions (qa_em.py and generation.py at a14dc3a4)", () => {
+  it('substring EM (subem_check): the normalised gold inside the normalised prediction — every case matches', () => {
+    interface C { id: string; prediction: string; golden_answers: string | string[]; expected: number }
+    const all = cases<C>('searchr1_subem');
+    tally('searchr1_subem', all.map((c) => {
+      const ours = coverMatch(c.prediction, c.golden_answers);
+      return { id: c.id, ok: ours === c.expected, detail: `ours ${ours}, theirs ${c.expected}` };
+    }));
+    // The set exercises both outcomes, not one.
+    assert.ok(all.filter((c) => c.expected === 1).length > 100 && all.filter((c) => c.expected === 0).length > 100);
+  });
+
+  it("per-turn action extraction (postprocess_predictions): the first complete <search>/<answer> pair — every case matches", () => {
+    interface C { id: string; prediction: string; expected: { action: 'search' | 'answer' | null; content: string } }
+    tally('searchr1_postprocess', cases<C>('searchr1_postprocess').map((c) => {
+      const a = parseSearchR1Turn(c.prediction);
+      const ours = a.type === 'search' ? { action: 'search', content: a.query } : a.type === 'answer' ? { action: 'answer', content: a.answer } : { action: null, content: '' };
+      const ok = ours.action === c.expected.action && ours.content === c.expected.content;
+      return { id: c.id, ok, detail: `ours ${JSON.stringify(ours).slice(0, 120)}, theirs ${JSON.stringify(c.expected).slice(0, 120)}` };
+    }));
   });
 });
