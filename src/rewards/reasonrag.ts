@@ -7,6 +7,7 @@
  * deleted, and the answer cut at its first "." ("St. Louis" → "St").
  */
 import { f1Score } from '../core/metrics.js';
+import { PyError } from '../core/pyjson.js';
 import { pyStrip } from '../core/text.js';
 
 const PREFIX = 'So the answer is';
@@ -49,4 +50,50 @@ export function reasonragProcessText(text: string): string {
     text = text.replaceAll(m[1]!, () => content);
   }
   return text;
+}
+
+// Decimal digits added in Unicode 15–17: Node's \p{Nd} has them, Python 3.11's `\d` (Unicode 14) does not
+// (every code point compared); the judge parse skips them as the authors' code does.
+const NEWER_DIGIT = '\\u{10D40}-\\u{10D49}\\u{116D0}-\\u{116E3}\\u{11BF0}-\\u{11BF9}\\u{11DE0}-\\u{11DE9}\\u{11F50}-\\u{11F59}\\u{16130}-\\u{16139}\\u{16D70}-\\u{16D79}\\u{1CCF0}-\\u{1CCF9}\\u{1E4F0}-\\u{1E4F9}\\u{1E5F1}-\\u{1E5FA}';
+const PY_INTEGER = new RegExp(`[+-]?(?:(?![${NEWER_DIGIT}])\\p{Nd})+`, 'gu');
+const ND = /\p{Nd}/u;
+
+/** A decimal digit's value: Unicode lays each script's digits out as runs 0–9, so it is the offset in its run, mod 10. */
+function digitValue(cp: number): number {
+  let start = cp;
+  while (ND.test(String.fromCodePoint(start - 1))) start--;
+  return (cp - start) % 10;
+}
+
+/**
+ * ReasonRAG's judge-score parse (`evaluate_thoughts` in pipeline/reasonrag_pipeline.py @225e249:
+ * `extract_last_number`, then `float(Q) / 100`): the last run of decimal digits in the reply, with a sign
+ * just before it, divided by 100 — not clamped, so "150" is 1.5, "-20" −0.2, "85.5" 0.05 (the digits after
+ * the point), and 400 nines Infinity. Digits are Python's `\d`, any script's decimal digits ("٨٥" is 0.85)
+ * known to Unicode 14. A reply with no digits raises TypeError there (`float(None)`), thrown here as a
+ * PyError naming it. ragtrail's own judge (`process/values.ts`) reads "score is X" and clamps to [0, 1].
+ */
+export function reasonragAuthorsJudgeScore(reply: string): number {
+  const last = [...reply.matchAll(PY_INTEGER)].pop();
+  if (!last) throw new PyError("float() argument must be a string or a real number, not 'NoneType'", 'TypeError');
+  let ascii = '';
+  for (const ch of last[0]) ascii += ch === '+' || ch === '-' ? ch : String(digitValue(ch.codePointAt(0)!));
+  return Number(ascii) / 100;
+}
+
+/**
+ * ReasonRAG's evaluation answer (`reason_rag_pred_parse` in pipeline/reasonrag_pipeline.py @225e249), the
+ * answer its reported EM/F1 are computed on: the text after the first "So the answer is" (up to a second
+ * one), stripped; the last `<answer…>…</answer>` in it whose content has no "<" (across lines) — or, when
+ * there is none, the whole reply again, prefix included; tag fragments deleted; runs of spaces made one;
+ * cut at the first "." and stripped. It differs from `reasonragAuthorsAnswer` (the rollouts' reward) in
+ * that fallback, the multi-line contents and the spaces: "So the answer is Paris" → "So the answer is
+ * Paris" here, "Paris" there.
+ */
+export function reasonragAuthorsEvalAnswer(pred: string): string {
+  let answer = pred.includes(PREFIX) ? pyStrip(pred.split(PREFIX)[1]!) : pred;
+  const matches = [...answer.matchAll(/<answer[\s\S]*?>([^<]*)<\/answer>/g)];
+  answer = matches.length ? matches[matches.length - 1]![1]! : pred;
+  answer = answer.replace(/<answer[\s\S]*?>[\s\S]*?<\/answer>|<query[\s\S]*?>[\s\S]*?<\/query>|answer>|<answer/g, '').replace(/  +/g, ' ');
+  return answer.includes('.') ? pyStrip(answer.split('.')[0]!) : pyStrip(answer);
 }

@@ -18,6 +18,8 @@ import {
 import { lenientRerankRewards, ragGymRerankRewards } from '../../src/process/rag-gym-rerank.js';
 import { coverMatch } from '../../src/core/metrics.js';
 import { parseSearchR1Turn } from '../../src/agents/search-r1.js';
+import { reasonragAuthorsEvalAnswer, reasonragAuthorsJudgeScore } from '../../src/rewards/reasonrag.js';
+import { PyError } from '../../src/core/pyjson.js';
 
 type Num = number | 'NaN' | 'Infinity' | '-Infinity';
 const toNum = (x: Num): number => (typeof x === 'number' ? x : x === 'NaN' ? NaN : x === 'Infinity' ? Infinity : -Infinity);
@@ -199,6 +201,32 @@ describe("Search-R1's text functions (qa_em.py and generation.py at a14dc3a4)", 
       const ours = a.type === 'search' ? { action: 'search', content: a.query } : a.type === 'answer' ? { action: 'answer', content: a.answer } : { action: null, content: '' };
       const ok = ours.action === c.expected.action && ours.content === c.expected.content;
       return { id: c.id, ok, detail: `ours ${JSON.stringify(ours).slice(0, 120)}, theirs ${JSON.stringify(c.expected).slice(0, 120)}` };
+    }));
+  });
+});
+
+describe("ReasonRAG's judge-score parse and evaluation answer (pipeline/reasonrag_pipeline.py at 225e249a)", () => {
+  it('judge score (extract_last_number, then float(Q) / 100): every case matches, TypeError where there is no number', () => {
+    interface C { id: string; reply: string; expected?: Num; error?: { type: string; message: string } }
+    const all = cases<C>('reasonrag_judge_score');
+    tally('reasonrag_judge_score', all.map((c) => {
+      let ours: number | { type: string; message: string };
+      try {
+        ours = reasonragAuthorsJudgeScore(c.reply);
+      } catch (e) {
+        ours = { type: e instanceof PyError ? e.pythonType : 'Error', message: (e as Error).message };
+      }
+      const ok = c.error ? typeof ours === 'object' && ours.type === c.error.type && ours.message === c.error.message : ours === toNum(c.expected!);
+      return { id: c.id, ok, detail: `ours ${JSON.stringify(ours)}, theirs ${JSON.stringify(c.expected ?? c.error)}` };
+    }));
+    assert.ok(all.filter((c) => c.error).length > 30);
+  });
+
+  it('evaluation answer (reason_rag_pred_parse): every case matches', () => {
+    interface C { id: string; pred: string; expected: string }
+    tally('reasonrag_eval_answer', cases<C>('reasonrag_eval_answer').map((c) => {
+      const ours = reasonragAuthorsEvalAnswer(c.pred);
+      return { id: c.id, ok: ours === c.expected, detail: `ours ${JSON.stringify(ours).slice(0, 120)}, theirs ${JSON.stringify(c.expected).slice(0, 120)}` };
     }));
   });
 });
