@@ -16,7 +16,8 @@ import {
   aggregateLoss, ARENA_GRPO, gaeAdvantages, grpoAdvantages, grpoOutcomeAdvantages, grpoTokenLoss, klPenalty, SEARCH_R1_GRPO, type VerlKlKind,
 } from '../../src/rewards/rl.js';
 import { lenientRerankRewards, ragGymRerankRewards } from '../../src/process/rag-gym-rerank.js';
-import { coverMatch } from '../../src/core/metrics.js';
+import { coverMatch, exactMatch, f1Score } from '../../src/core/metrics.js';
+import { ragGymLocateAnswer } from '../../src/eval/metrics.js';
 import { parseSearchR1Turn } from '../../src/agents/search-r1.js';
 import { reasonragAuthorsEvalAnswer, reasonragAuthorsJudgeScore } from '../../src/rewards/reasonrag.js';
 import { PyError } from '../../src/core/pyjson.js';
@@ -226,6 +227,26 @@ describe("ReasonRAG's judge-score parse and evaluation answer (pipeline/reasonra
     interface C { id: string; pred: string; expected: string }
     tally('reasonrag_eval_answer', cases<C>('reasonrag_eval_answer').map((c) => {
       const ours = reasonragAuthorsEvalAnswer(c.pred);
+      return { id: c.id, ok: ours === c.expected, detail: `ours ${JSON.stringify(ours).slice(0, 120)}, theirs ${JSON.stringify(c.expected).slice(0, 120)}` };
+    }));
+  });
+});
+
+describe("RAG-Gym's EM/F1 rewards and evaluation answer location (rag_gym/rewards, src/evaluate.py at 2abbdd48)", () => {
+  it('EMReward and F1Reward: 0 for a search or no answer, else HotpotQA EM / F1 against the truth — every case matches', () => {
+    interface C { id: string; truth: string; action: { query: string | null; answer: string | null }; expected: { em: number; f1: number } }
+    tally('raggym_em_f1', cases<C>('raggym_em_f1').map((c) => {
+      const answered = c.action.query === null && c.action.answer !== null;
+      const ours = answered ? { em: exactMatch(c.action.answer!, c.truth), f1: f1Score(c.action.answer!, c.truth).f1 } : { em: 0, f1: 0 };
+      const ok = ours.em === c.expected.em && Math.abs(ours.f1 - c.expected.f1) <= 1e-12;
+      return { id: c.id, ok, detail: `ours ${JSON.stringify(ours)}, theirs ${JSON.stringify(c.expected)}` };
+    }));
+  });
+
+  it('locate_answer: every case matches', () => {
+    interface C { id: string; s: string | null; expected: string }
+    tally('raggym_locate_answer', cases<C>('raggym_locate_answer').map((c) => {
+      const ours = ragGymLocateAnswer(c.s);
       return { id: c.id, ok: ours === c.expected, detail: `ours ${JSON.stringify(ours).slice(0, 120)}, theirs ${JSON.stringify(c.expected).slice(0, 120)}` };
     }));
   });
