@@ -25,8 +25,6 @@ from __future__ import annotations
 import argparse
 import ast
 import collections
-import json
-import math
 import os
 import random
 import sys
@@ -34,6 +32,8 @@ import types
 import warnings
 
 import torch
+
+from parity_io import num, write_jsonl
 
 SEED = 4545
 TRAINER = "trl/trl/trainer/grpo_trainer.py"
@@ -65,13 +65,6 @@ def load(repo: str):
     return advantage, scope["compute_loss"]
 
 
-def num(x: float):
-    x = float(x)
-    if math.isnan(x):
-        return "NaN"
-    if math.isinf(x):
-        return "Infinity" if x > 0 else "-Infinity"
-    return x
 
 
 # ---------------------------------------------------------------------------------------- advantage
@@ -168,13 +161,6 @@ def loss_cases(compute_loss, rng: random.Random, n: int):
     return out
 
 
-def write(path: str, cases):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        for c in cases:
-            f.write(json.dumps(c, ensure_ascii=False, allow_nan=False) + "\n")
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repo", required=True, help="a checkout of ren258/ARENA at 53f9569e")
@@ -189,7 +175,7 @@ def main():
         "arena_grpo_loss": loss_cases(compute_loss, random.Random(SEED + 1), args.n),
     }
     for name, cases in sets.items():
-        write(os.path.join(args.out, name, "dev.jsonl"), cases)
+        write_jsonl(os.path.join(args.out, name, "dev.jsonl"), cases, ensure_ascii=False, allow_nan=False)
         print(f"{name}: {len(cases)} cases")
     print(f"python {sys.version.split()[0]}, torch {torch.__version__}")
 

@@ -21,6 +21,8 @@ import re
 import sys
 import types
 
+from parity_io import write_jsonl
+
 SEED = 4547
 FILE = "rag_gym/rewards/lm_rerank.py"
 
@@ -144,11 +146,7 @@ def main():
         judge = types.SimpleNamespace(reranker=Judge(text))
         rewards = call(judge, state(), actions(count, rng))
         cases.append({"id": f"raggym-rerank-{k:04d}", "count": count, "reply": text, "expected": {"rewards": [float(r) for r in rewards]}})
-    path = os.path.join(args.out, "raggym_rerank", "dev.jsonl")
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        for c in cases:
-            f.write(json.dumps(c, ensure_ascii=False) + "\n")
+    write_jsonl(os.path.join(args.out, "raggym_rerank", "dev.jsonl"), cases, ensure_ascii=False)
     zero = sum(1 for c in cases if c["count"] and not any(c["expected"]["rewards"]))
     print(f"raggym_rerank: {len(cases)} cases ({zero} with every reward 0)")
     print(f"python {sys.version.split()[0]}")

@@ -23,12 +23,13 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib.util
-import json
 import os
 import random
 import re
 import sys
 import types
+
+from parity_io import write_jsonl
 
 SEED = 4551
 
@@ -148,10 +149,7 @@ def locate_cases(rng: random.Random, n: int):
 
 
 def write(out_dir: str, name: str, rows: list[dict]):
-    os.makedirs(os.path.join(out_dir, name), exist_ok=True)
-    with open(os.path.join(out_dir, name, "dev.jsonl"), "w", encoding="utf-8") as f:
-        for r in rows:
-            f.write(json.dumps(r, ensure_ascii=True) + "\n")
+    write_jsonl(os.path.join(out_dir, name, "dev.jsonl"), rows, ensure_ascii=True)
     print(f"{name}: {len(rows)} cases")
 
 

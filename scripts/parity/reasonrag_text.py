@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import argparse
 import ast
-import json
-import math
 import os
 import random
 import re
+
+from parity_io import num, write_jsonl
 
 SEED = 4549
 
@@ -144,19 +144,8 @@ def pred_cases(rng: random.Random, n: int):
     return out
 
 
-def num(x: float):
-    if math.isnan(x):
-        return "NaN"
-    if math.isinf(x):
-        return "Infinity" if x > 0 else "-Infinity"
-    return x
-
-
 def write(out_dir: str, name: str, rows: list[dict]):
-    os.makedirs(os.path.join(out_dir, name), exist_ok=True)
-    with open(os.path.join(out_dir, name, "dev.jsonl"), "w", encoding="utf-8") as f:
-        for r in rows:
-            f.write(json.dumps(r, ensure_ascii=True) + "\n")
+    write_jsonl(os.path.join(out_dir, name, "dev.jsonl"), rows, ensure_ascii=True)
     print(f"{name}: {len(rows)} cases, {sum('error' in r for r in rows)} raising")
 
 

@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
-import math
 import os
 import random
 import sys
@@ -30,6 +28,8 @@ import types
 
 import numpy as np
 import torch
+
+from parity_io import num, write_jsonl
 
 SEED = 45
 
@@ -68,14 +68,6 @@ def load_core_algos(repo: str):
     return load("verl.trainer.ppo.core_algos", "verl/trainer/ppo/core_algos.py")
 
 
-def num(x: float):
-    """A float for JSON: non-finite values as strings, which standard JSON cannot hold."""
-    x = float(x)
-    if math.isnan(x):
-        return "NaN"
-    if math.isinf(x):
-        return "Infinity" if x > 0 else "-Infinity"
-    return x
 
 
 def nums(t: torch.Tensor):
@@ -268,13 +260,6 @@ def kl_cases(ca, rng: random.Random, n: int):
     return out
 
 
-def write(path: str, cases):
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w", encoding="utf-8") as f:
-        for c in cases:
-            f.write(json.dumps(c, ensure_ascii=False, allow_nan=False) + "\n")
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repo", required=True, help="a checkout of PeterGriffinJin/Search-R1 at a14dc3a4")
@@ -289,7 +274,7 @@ def main():
         "searchr1_kl_penalty": kl_cases(ca, random.Random(SEED + 2), args.n),
     }
     for name, cases in sets.items():
-        write(os.path.join(args.out, name, "dev.jsonl"), cases)
+        write_jsonl(os.path.join(args.out, name, "dev.jsonl"), cases, ensure_ascii=False, allow_nan=False)
         errors = sum("error" in c["expected"] for c in cases)
         print(f"{name}: {len(cases)} cases ({errors} where the authors' code raises)")
     print(f"python {sys.version.split()[0]}, torch {torch.__version__}, numpy {np.__version__}")

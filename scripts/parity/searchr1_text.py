@@ -22,10 +22,11 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib.util
-import json
 import os
 import random
 import typing
+
+from parity_io import write_jsonl
 
 SEED = 4547
 
@@ -170,10 +171,7 @@ def call(fn, *args):
 
 
 def write(out_dir: str, name: str, rows: list[dict]):
-    os.makedirs(os.path.join(out_dir, name), exist_ok=True)
-    with open(os.path.join(out_dir, name, "dev.jsonl"), "w", encoding="utf-8") as f:
-        for r in rows:
-            f.write(json.dumps(r, ensure_ascii=True) + "\n")
+    write_jsonl(os.path.join(out_dir, name, "dev.jsonl"), rows, ensure_ascii=True)
     print(f"{name}: {len(rows)} cases")
 
 
