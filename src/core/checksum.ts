@@ -5,7 +5,9 @@
  * instructions, and every supported Node has it (zlib.crc32 arrived in 20.15).
  */
 import { createHash } from 'node:crypto';
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
+import { InputError } from './errors.js';
+import { writeTextAtomicSync } from './io.js';
 
 /** Size and SHA-256 of a file as recorded at build time. */
 export interface FileSum {
@@ -51,4 +53,32 @@ export function checkJsonChecksum(value: unknown): 'ok' | 'absent' | 'mismatch' 
   const sum = (value as { checksum?: unknown }).checksum;
   if (sum === undefined) return 'absent';
   return sum === jsonChecksum(value) ? 'ok' : 'mismatch';
+}
+
+/**
+ * Reads a model file written by {@link writeChecksummedJson} (a gym policy, a PRM): an unreadable file
+ * is `unreadable`'s InputError; an empty, torn or checksum-failing one is named damaged with `retrain`
+ * as the fix. A flipped digit in a weight still parses, so the checksum is what tells it from a
+ * trained value; files from before checksums (none recorded) load as they are.
+ */
+export function readChecksummedJson<T>(path: string, unreadable: { what: string; fix: string }, retrain: string): T {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    throw new InputError(`${path}: not a readable ${unreadable.what}`, unreadable.fix);
+  }
+  let value: T;
+  try {
+    value = JSON.parse(text) as T;
+  } catch {
+    throw new InputError(`${path} is damaged (${text.trim() === '' ? 'empty' : 'not complete JSON: truncated?'}): ${retrain}`);
+  }
+  if (checkJsonChecksum(value) === 'mismatch') throw new InputError(`${path} is damaged (checksum mismatch): ${retrain}`);
+  return value;
+}
+
+/** Writes `value` with its checksum as one JSON line, atomically: a crash leaves the old file or the new one. */
+export function writeChecksummedJson(path: string, value: object): void {
+  writeTextAtomicSync(path, JSON.stringify(withChecksum(value)) + '\n');
 }

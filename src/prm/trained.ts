@@ -3,10 +3,9 @@
  * with the Bradley–Terry loss on `prm_pairs.jsonl` from `ragtrail annotate`. Saved as a versioned JSON
  * file with the embedder spec, so that loading it re-creates the exact feature map.
  */
-import { readFileSync } from 'node:fs';
 import { InputError, RecordError } from '../core/errors.js';
-import { checkJsonChecksum, withChecksum } from '../core/checksum.js';
-import { readJsonl, writeTextAtomicSync } from '../core/io.js';
+import { readChecksummedJson, writeChecksummedJson } from '../core/checksum.js';
+import { readJsonl } from '../core/io.js';
 import { Rng } from '../core/rng.js';
 import type { Step } from '../core/trajectory.js';
 import type { State } from '../env/env.js';
@@ -95,21 +94,11 @@ export class TrainedPRM implements PRM {
    * one is given. Throws an InputError for an unreadable file or another format version.
    */
   static async load(path: string, embedderOverride?: Embedder): Promise<TrainedPRM> {
-    let saved: SavedPrm;
-    let text: string;
-    try {
-      text = readFileSync(path, 'utf8');
-    } catch {
-      throw new InputError(`${path}: not a readable PRM file`, 'train one with `ragtrail prm train`');
-    }
-    const retrain = 'retrain it (`ragtrail prm train … --out FILE`; in a pipeline run, delete that stage\'s folder and re-run the pipeline)';
-    try {
-      saved = JSON.parse(text) as SavedPrm;
-    } catch {
-      throw new InputError(`${path} is damaged (${text.trim() === '' ? 'empty' : 'not complete JSON: truncated?'}): ${retrain}`);
-    }
-    // A flipped digit in a weight still parses: the checksum tells it from a trained value.
-    if (checkJsonChecksum(saved) === 'mismatch') throw new InputError(`${path} is damaged (checksum mismatch): ${retrain}`);
+    const saved = readChecksummedJson<SavedPrm>(
+      path,
+      { what: 'PRM file', fix: 'train one with `ragtrail prm train`' },
+      'retrain it (`ragtrail prm train … --out FILE`; in a pipeline run, delete that stage\'s folder and re-run the pipeline)',
+    );
     if (saved.format !== 'ragtrail-prm' || saved.version !== PRM_FORMAT_VERSION) {
       throw new InputError(`${path}: PRM format ${saved.format} v${saved.version} is not supported (this ragtrail reads v${PRM_FORMAT_VERSION})`, 'retrain it');
     }
@@ -118,7 +107,7 @@ export class TrainedPRM implements PRM {
 
   /** Writes the model, its embedder spec and its training summary to `path` as one JSON document. */
   save(path: string): void {
-    writeTextAtomicSync(path, JSON.stringify(withChecksum(this.saved)) + '\n'); // a crash leaves the old file or the new one
+    writeChecksummedJson(path, this.saved);
   }
 
   /** The model's score of each candidate (higher: preferred). */

@@ -5,10 +5,8 @@
  * writes its actions in the protocol's text, and is labelled "gym:…" — a small trained model, not an
  * LLM. Saved as versioned JSON (`--policy gym:FILE` wherever a policy is accepted).
  */
-import { readFileSync } from 'node:fs';
-import { writeTextAtomicSync } from '../../core/io.js';
 import { InputError } from '../../core/errors.js';
-import { checkJsonChecksum, withChecksum } from '../../core/checksum.js';
+import { readChecksummedJson, writeChecksummedJson } from '../../core/checksum.js';
 import { Rng } from '../../core/rng.js';
 import type { Action } from '../../core/trajectory.js';
 import type { Policy, ProposeOptions } from '../../agents/policy.js';
@@ -95,21 +93,11 @@ export class GymPolicy implements Policy {
    * not match.
    */
   static load(path: string, protocol?: Protocol): GymPolicy {
-    let saved: SavedGymPolicy;
-    let text: string;
-    try {
-      text = readFileSync(path, 'utf8');
-    } catch {
-      throw new InputError(`${path}: not a readable gym policy`, 'train one with `ragtrail train --policy-out FILE`');
-    }
-    const retrain = 'retrain it (`ragtrail train … --policy-out FILE`; in a pipeline run, delete that stage\'s folder and re-run the pipeline)';
-    try {
-      saved = JSON.parse(text) as SavedGymPolicy;
-    } catch {
-      throw new InputError(`${path} is damaged (${text.trim() === '' ? 'empty' : 'not complete JSON: truncated?'}): ${retrain}`);
-    }
-    // A flipped digit in a weight still parses: the checksum tells it from a trained value.
-    if (checkJsonChecksum(saved) === 'mismatch') throw new InputError(`${path} is damaged (checksum mismatch): ${retrain}`);
+    const saved = readChecksummedJson<SavedGymPolicy>(
+      path,
+      { what: 'gym policy', fix: 'train one with `ragtrail train --policy-out FILE`' },
+      'retrain it (`ragtrail train … --policy-out FILE`; in a pipeline run, delete that stage\'s folder and re-run the pipeline)',
+    );
     if (saved.format !== 'ragtrail-gym-policy' || saved.version !== GYM_FORMAT_VERSION) throw new InputError(`${path}: gym policy format ${saved.format} v${saved.version} is not supported`, 'retrain it');
     const p = protocol ?? getProtocol(saved.agent);
     const dim = gymFeatureNames(p).length;
@@ -120,7 +108,7 @@ export class GymPolicy implements Policy {
   /** Writes the policy (and `training`, the log to keep with it) to `path` as JSON. */
   save(path: string, training: Record<string, unknown>[] = []): void {
     const saved: SavedGymPolicy = { format: 'ragtrail-gym-policy', version: GYM_FORMAT_VERSION, agent: this.protocol.name, features: gymFeatureNames(this.protocol), model: this.model.toJSON(), training };
-    writeTextAtomicSync(path, JSON.stringify(withChecksum(saved)) + '\n'); // a crash leaves the old file or the new one
+    writeChecksummedJson(path, saved);
   }
 
   /** An independent copy of the weights (e.g. the frozen reference policy of DPO and KL terms). */
