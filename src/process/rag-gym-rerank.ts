@@ -13,6 +13,7 @@
  * which is what Python gives for the names a judge writes instead of literals (`true`, `null`).
  */
 import { parseRanking } from './rank.js';
+import { PY_SPACE_CLASS } from '../core/text.js';
 
 type PyVal =
   | { t: 'int'; v: bigint }
@@ -27,10 +28,8 @@ type PyVal =
 
 class PyFail extends Error {}
 
-// Python's `\s` in a str pattern: ASCII whitespace, the ASCII separators \x1c-\x1f, and Unicode's spaces
-// (no U+FEFF, which JavaScript's `\s` has).
-const PY_SPACE = '[ \\t\\n\\r\\f\\v\\x1c-\\x1f\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]';
-const FENCE = new RegExp('```json' + PY_SPACE + '*(\\{.*?\\})' + PY_SPACE + '*`?', 's');
+// Python's `\s` in a str pattern is str.isspace()'s set (no U+FEFF, which JavaScript's `\s` has).
+const FENCE = new RegExp('```json' + PY_SPACE_CLASS + '*(\\{.*?\\})' + PY_SPACE_CLASS + '*`?', 's');
 
 /** A recursive-descent reader of Python literal expressions, failing (PyFail) wherever eval would raise or go beyond literals. */
 class LiteralReader {
