@@ -8,10 +8,8 @@
  * doubles hold exactly, so they differ by float32 rounding: to 1e-5 of the magnitudes involved.
  */
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { ROOT } from '../helpers.js';
+import { agrees, cases, grid, gridsAgree, type Num, tally, toNum } from './parity-helpers.js';
 import {
   aggregateLoss, ARENA_GRPO, gaeAdvantages, grpoAdvantages, grpoOutcomeAdvantages, grpoTokenLoss, klPenalty, SEARCH_R1_GRPO, type VerlKlKind,
 } from '../../src/rewards/rl.js';
@@ -21,38 +19,6 @@ import { ragGymLocateAnswer } from '../../src/eval/metrics.js';
 import { parseSearchR1Turn } from '../../src/agents/search-r1.js';
 import { reasonragAuthorsEvalAnswer, reasonragAuthorsJudgeScore } from '../../src/rewards/reasonrag.js';
 import { PyError } from '../../src/core/pyjson.js';
-
-type Num = number | 'NaN' | 'Infinity' | '-Infinity';
-const toNum = (x: Num): number => (typeof x === 'number' ? x : x === 'NaN' ? NaN : x === 'Infinity' ? Infinity : -Infinity);
-const grid = (g: Num[][]) => g.map((row) => row.map(toNum));
-
-function cases<T>(set: string): T[] {
-  const text = readFileSync(join(ROOT, 'test', 'fixtures', 'parity-rl', set, 'dev.jsonl'), 'utf8');
-  return text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as T);
-}
-
-/**
- * Whether `ours` matches `theirs` for a case of the given dtype. `scale` is the magnitude the float32 rounding
- * is relative to; `cond` the factor by which the computation magnifies the inputs' own rounding (8 units in
- * the last place of the dtype times it are allowed on top).
- */
-function agrees(ours: number, theirs: number, dtype: string, scale = 1, cond = 0): boolean {
-  if (Number.isNaN(theirs)) return Number.isNaN(ours);
-  if (!Number.isFinite(theirs)) return ours === theirs;
-  const unit = dtype === 'float32' ? 2 ** -24 : 2 ** -53;
-  const base = dtype === 'float32' ? 1e-5 * Math.max(1, Math.abs(theirs), scale) : Math.max(1e-12, 1e-9 * Math.abs(theirs));
-  return Math.abs(ours - theirs) <= Math.max(base, 8 * unit * cond);
-}
-
-/** Counts the cases whose every value agrees and names the first that do not. */
-function tally(label: string, results: { id: string; ok: boolean; detail: string }[]): void {
-  const bad = results.filter((r) => !r.ok);
-  assert.ok(results.length >= 200, `${label}: only ${results.length} cases`);
-  assert.deepEqual(bad.slice(0, 5).map((r) => `${r.id}: ${r.detail}`), [], `${label}: ${results.length - bad.length} of ${results.length} match`);
-}
-
-const gridsAgree = (ours: number[][], theirs: number[][], dtype: string, scale: (i: number, j: number) => number, cond: (i: number) => number = () => 0) =>
-  theirs.length === ours.length && theirs.every((row, i) => row.length === ours[i]!.length && row.every((t, j) => agrees(ours[i]![j]!, t, dtype, scale(i, j), cond(i))));
 
 describe('Search-R1 verl RL math (core_algos.py at a14dc3a4)', () => {
   it('GRPO outcome advantage (ε 1e-6, a group of one → r / (1 + ε)): every case matches', () => {
