@@ -12,8 +12,16 @@ export interface NormalizeOptions {
 
 // Python's string.punctuation: ASCII only, so unicode punctuation (–, “, ’) survives, as in the reference.
 const PUNCTUATION = /[!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]/g;
-// Python's `\b(a|an|the)\b` with str patterns: word characters are unicode letters, digits and "_".
-const ARTICLES = /(?<![\p{L}\p{N}_])(?:a|an|the)(?![\p{L}\p{N}_])/gu;
+// Letters and digits assigned after Unicode 14 (every code point compared with Python 3.11's str.isalnum):
+// Node's \p{L} / \p{N} have them, Python 3.11's `\w` does not, so an "a" beside one is still a word there.
+const NEWER_ALNUM = '\\u{88F}\\u{C5C}\\u{CDC}\\u{1C89}-\\u{1C8A}\\u{A7CB}-\\u{A7CF}\\u{A7D2}\\u{A7D4}\\u{A7DA}-\\u{A7DC}\\u{A7F1}\\u{105C0}-\\u{105F3}\\u{10940}-\\u{10959}\\u{10D40}-\\u{10D65}\\u{10D6F}-\\u{10D85}\\u{10EC2}-\\u{10EC7}\\u{1123F}-\\u{11240}\\u{11380}-\\u{11389}\\u{1138B}\\u{1138E}\\u{11390}-\\u{113B5}\\u{113B7}\\u{113D1}\\u{113D3}\\u{116D0}-\\u{116E3}\\u{11BC0}-\\u{11BE0}\\u{11BF0}-\\u{11BF9}\\u{11DB0}-\\u{11DDB}\\u{11DE0}-\\u{11DE9}\\u{11F02}\\u{11F04}-\\u{11F10}\\u{11F12}-\\u{11F33}\\u{11F50}-\\u{11F59}\\u{1342F}\\u{13441}-\\u{13446}\\u{13460}-\\u{143FA}\\u{16100}-\\u{1611D}\\u{16130}-\\u{16139}\\u{16D40}-\\u{16D6C}\\u{16D70}-\\u{16D79}\\u{16EA0}-\\u{16EB8}\\u{16EBB}-\\u{16ED3}\\u{16FF2}-\\u{16FF6}\\u{187F8}-\\u{187FF}\\u{18CFF}\\u{18D09}-\\u{18D1E}\\u{18D80}-\\u{18DF2}\\u{1B132}\\u{1B155}\\u{1CCF0}-\\u{1CCF9}\\u{1D2C0}-\\u{1D2D3}\\u{1DF25}-\\u{1DF2A}\\u{1E030}-\\u{1E06D}\\u{1E4D0}-\\u{1E4EB}\\u{1E4F0}-\\u{1E4F9}\\u{1E5D0}-\\u{1E5ED}\\u{1E5F0}-\\u{1E5FA}\\u{1E6C0}-\\u{1E6DE}\\u{1E6E0}-\\u{1E6E2}\\u{1E6E4}-\\u{1E6E5}\\u{1E6E7}-\\u{1E6ED}\\u{1E6F0}-\\u{1E6F4}\\u{1E6FE}-\\u{1E6FF}\\u{2B739}-\\u{2B73F}\\u{2CEA2}-\\u{2CEAD}\\u{2EBF0}-\\u{2EE5D}\\u{31350}-\\u{33479}';
+/**
+ * One character of Python 3.11's `\w` on str patterns (`str.isalnum()` or "_", Unicode 14 tables), as a
+ * regular-expression fragment for the `u` flag: Unicode letters, numbers and "_", less those assigned later.
+ */
+export const PY_WORD_CHAR = `(?:(?![${NEWER_ALNUM}])[\\p{L}\\p{N}_])`;
+// Python's `\b(a|an|the)\b` with str patterns.
+const ARTICLES = new RegExp(`(?<!${PY_WORD_CHAR})(?:a|an|the)(?!${PY_WORD_CHAR})`, 'gu');
 // Python's str.split() whitespace (str.isspace), which differs from JS \s (e.g. \x1c-\x1f yes, \ufeff no).
 // Python's re `\s` on str patterns is the same set.
 export const PY_SPACE_CLASS = '[\\t\\n\\v\\f\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]';

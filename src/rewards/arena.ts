@@ -7,7 +7,7 @@
 import type { Trajectory } from '../core/trajectory.js';
 import { exactMatch } from '../core/metrics.js';
 import { pyEquals, PyError, pyFromJs, pyJsonLoads, pySet, pySorted } from '../core/pyjson.js';
-import { PY_SPACE_CLASS, pyLower, pySplit } from '../core/text.js';
+import { PY_SPACE_CLASS, PY_WORD_CHAR, pyLower, pySplit } from '../core/text.js';
 import { arenaFormat } from './format.js';
 
 export interface ArenaRewards {
@@ -65,7 +65,8 @@ const AUTHORS_ANSWER = new RegExp(`<answer>${SP}*([\\s\\S]*?)${SP}*</answer>`);
 const AUTHORS_RELEVANCE = new RegExp(`<relevance>${SP}*([\\s\\S]*?)${SP}*</relevance>`);
 // string.punctuation plus ‘ ’ ´ `, each mapped to a space (not removed, as SQuAD's normaliser does).
 const AUTHORS_PUNCT = /[!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~\u2018\u2019\u00b4]/g;
-const ARTICLE = /(?<![\p{L}\p{N}_])(?:a|an|the)(?![\p{L}\p{N}_])/gu;
+// `\b(a|an|the)\b` with Python 3.11's word characters (Unicode 14).
+const ARTICLE = new RegExp(`(?<!${PY_WORD_CHAR})(?:a|an|the)(?!${PY_WORD_CHAR})`, 'gu');
 
 /** ARENA's `normalize_answer`: "_" → space, lower, punctuation → space, articles → space, collapse, strip. */
 export function arenaNormalize(s: string): string {
