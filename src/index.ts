@@ -6,7 +6,7 @@
  * @module
  */
 export type { DecompositionStep, Passage, Question } from './core/types.js';
-export { InputError, RagtrailError, RecordError, type SourceLocation } from './core/errors.js';
+export { type ErrorRecord, InputError, RagtrailError, RecordError, type SourceLocation } from './core/errors.js';
 export { Rng } from './core/rng.js';
 export { type LocatedValue, readJsonl, readJsonRecords, writeJsonl } from './core/io.js';
 export { DATASET_FORMATS, type DatasetFormat, detectFormat, loadDataset, loadDatasetAll, type LoadOptions } from './corpus/dataset.js';

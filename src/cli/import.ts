@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { IMPORT_FORMATS, type ImportFormat, importRun } from '../eval/import.js';
 import { readTrajectories, summarize } from '../eval/trajectories.js';
+import { recordFailures } from '../core/errors.js';
 import { choiceArg } from './options.js';
 import { fixed, formatTable } from './table.js';
 
@@ -12,9 +13,11 @@ export function registerImport(program: Command): void {
     .option('--format <format>', `input format: ${IMPORT_FORMATS.join(', ')}`, choiceArg(IMPORT_FORMATS), 'search-r1')
     .requiredOption('--out <dir>', 'run folder to write (trajectories.jsonl, summary.json)')
     .action(async (file: string, opts: { format: ImportFormat; out: string }) => {
-      const { imported, skipped } = await importRun(opts.format, file, opts.out);
+      const { imported, skipped, errors, errorsPath } = await importRun(opts.format, file, opts.out);
       const s = summarize(await readTrajectories(opts.out));
-      console.log(`imported ${imported} trajectories (${skipped} already there) → ${opts.out}`);
+      console.log(`imported ${imported} trajectories (${skipped} already there) → ${opts.out}${errors ? `; ${errors} record${errors === 1 ? '' : 's'} could not be imported → ${errorsPath}` : ''}`);
       console.log(formatTable(['questions', 'EM', 'F1', 'Acc', 'RC', 'format fail'], [[s.questions, fixed(s.em), fixed(s.f1), fixed(s.acc), fixed(s.retrievalCount, 2), fixed(s.formatFailureRate, 3)]]));
+      const failed = recordFailures(errors, imported + skipped + errors, errorsPath);
+      if (failed) throw failed;
     });
 }

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { InputError } from '../core/errors.js';
+import { type ErrorRecord, InputError, recordFailures } from '../core/errors.js';
+import { reportErrorRecords } from './error-records.js';
 import { EMBEDDER_SPEC_HELP } from '../retrieval/embedders/embedder.js';
 import { readPrmPairs, TrainedPRM, trainPrm } from '../prm/trained.js';
 import { choiceArg, intArg, numberArg } from './options.js';
@@ -34,8 +35,11 @@ export function registerPrm(program: Command): void {
     .option('--holdout <x>', 'share of questions held out for evaluation', numberArg(0, 0.9), 0.2)
     .option('--seed <n>', 'seed of the split, the initialisation and the batches', intArg(0), 0)
     .action(async (opts: TrainOpts) => {
-      const pairs = await readPrmPairs(opts.pairs);
-      if (pairs.length === 0) throw new InputError(`${opts.pairs}: no pairs`, 'annotate more questions first');
+      // A line that is not a pair is an error record (on stderr, as JSON); training uses the others, then exits 1.
+      const errors: ErrorRecord[] = [];
+      const pairs = await readPrmPairs(opts.pairs, errors);
+      reportErrorRecords(errors);
+      if (pairs.length === 0) throw new InputError(`${opts.pairs}: no pairs`, errors.length ? `none of its ${errors.length} lines is a pair` : 'annotate more questions first');
       const { prm, heldOut, initialLoss } = await trainPrm(pairs, { embedder: opts.embedder, kind: opts.model, hidden: opts.hidden, epochs: opts.epochs, lr: opts.lr, l2: opts.l2, holdout: opts.holdout, seed: opts.seed });
       prm.save(opts.out);
       const t = prm.saved.training;
@@ -46,6 +50,8 @@ export function registerPrm(program: Command): void {
         console.log(`held-out pair accuracy ${fixed(e.accuracy)} on ${e.n} pairs`);
         console.log(formatTable(['preferred type', 'pairs', 'accuracy'], Object.entries(e.by_type).map(([k, v]) => [k, v.n, fixed(v.accuracy)])));
       }
+      const failed = recordFailures(errors.length, errors.length + pairs.length, 'the error records above (stderr)');
+      if (failed) throw failed;
     });
   prm
     .command('eval')
@@ -55,12 +61,18 @@ export function registerPrm(program: Command): void {
     .option('--json', 'print one JSON object {n, accuracy, by_type}', false)
     .action(async (opts: { model: string; pairs: string; json: boolean }) => {
       const prm = await TrainedPRM.load(opts.model);
-      const e = await prm.evaluate(await readPrmPairs(opts.pairs));
+      const errors: ErrorRecord[] = [];
+      const pairs = await readPrmPairs(opts.pairs, errors);
+      reportErrorRecords(errors);
+      const e = await prm.evaluate(pairs);
+      const failed = recordFailures(errors.length, errors.length + pairs.length, 'the error records above (stderr)');
       if (opts.json) {
         console.log(JSON.stringify({ n: e.n, accuracy: e.accuracy, by_type: e.by_type }));
+        if (failed) throw failed;
         return;
       }
       console.log(`${opts.model} on ${opts.pairs}: pair accuracy ${fixed(e.accuracy)} over ${e.n} pairs (mean BT loss ${fixed(e.loss)})`);
       console.log(formatTable(['preferred type', 'pairs', 'accuracy'], Object.entries(e.by_type).map(([k, v]) => [k, v.n, fixed(v.accuracy)])));
+      if (failed) throw failed;
     });
 }

@@ -3,11 +3,11 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import type { Question } from '../core/types.js';
 import { loadDataset } from '../corpus/dataset.js';
-import { readTrajectories } from '../eval/trajectories.js';
+import { readTrajectoriesEach } from '../eval/trajectories.js';
 import { createLLM, LLM_SPEC_HELP } from '../llm/create.js';
 import { createEmbedder, EMBEDDER_SPEC_HELP } from '../retrieval/embedders/embedder.js';
-import { InputError, RagtrailError } from '../core/errors.js';
-import { addToSums, applyRewards, protocolMismatch, scoreTexts, writeRewards } from '../rewards/apply.js';
+import { InputError, RagtrailError, recordFailures } from '../core/errors.js';
+import { addToSums, applyRewardsEach, protocolMismatch, type RewardRecord, scoreTexts, writeRewards } from '../rewards/apply.js';
 import { Judge } from '../rewards/judge.js';
 import { composeScheme, rewardSchemes } from '../rewards/schemes.js';
 import { collect } from './options.js';
@@ -66,7 +66,9 @@ export function registerReward(program: Command): void {
         // Exit status 1 says some lines failed; each is an {id, error} line of the output, the others are scored.
         if (errors > 0) failed = new RagtrailError(`${errors} of ${count + errors} lines could not be scored: each is an {"id", "error"} line in ${opts.out}`, 'the error says what to fix in that line; the other lines are scored');
       } else {
-        const trajectories = await readTrajectories(run!);
+        const items = [];
+        for await (const item of readTrajectoriesEach(run!)) items.push(item);
+        const trajectories = items.flatMap((i) => ('trajectory' in i ? [i.trajectory] : []));
         let questions: Map<string, Question> | undefined;
         if (opts.dataset) {
           questions = new Map();
@@ -74,14 +76,18 @@ export function registerReward(program: Command): void {
         }
         const mismatch = protocolMismatch(scheme, trajectories.map((t) => t.agent));
         if (mismatch) console.error(`warning: ${mismatch}`);
-        const records = await applyRewards(trajectories, scheme, { ...common, questions });
+        const records = await applyRewardsEach(items, scheme, { ...common, questions });
         const dir = existsSync(run!) && statSync(run!).isDirectory() ? run! : join(run!, '..');
         const out = opts.out ?? join(dir, `rewards.${opts.scheme.replace(/[^a-z0-9.-]+/gi, '_')}.jsonl`);
         writeRewards(out, records);
         const sums: Record<string, number> = {};
-        for (const r of records) addToSums(sums, r);
-        console.log(`${opts.scheme} over ${records.length} trajectories of ${run} → ${out}`);
-        printMeans(records.length, sums);
+        const scored = records.filter((r): r is RewardRecord => !('error' in r));
+        for (const r of scored) addToSums(sums, r);
+        const errors = records.length - scored.length;
+        console.log(`${opts.scheme} over ${scored.length} trajectories of ${run} → ${out}${errors ? ` (and ${errors} error record${errors === 1 ? '' : 's'})` : ''}`);
+        printMeans(scored.length, sums);
+        // As with --texts: a line that could not be scored is an {id, error} line of the output; exit status 1.
+        failed = recordFailures(errors, records.length, out);
       }
       if (judgeLlm) console.log(`judge: ${judgeLlm.totals.requests} requests (${judgeLlm.totals.cachedRequests} from cache)`);
       if (failed) throw failed;

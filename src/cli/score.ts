@@ -1,8 +1,9 @@
 import type { Command } from 'commander';
-import type { InputError } from '../core/errors.js';
+import { type ErrorRecord, type InputError, recordFailures } from '../core/errors.js';
 import { DATASET_FORMATS, type DatasetFormat, loadDatasetAll } from '../corpus/dataset.js';
 import { loadPredictions, questionsFromRun } from '../eval/predictions.js';
 import { ANSWER_METRICS, comparePaired, scorePredictions } from '../eval/score.js';
+import { reportErrorRecords } from './error-records.js';
 import { choiceArg, DATASET_FLAGS, intArg, seedArg } from './options.js';
 import { fixed, formatTable } from './table.js';
 
@@ -35,10 +36,17 @@ export function registerScore(program: Command): void {
     .option('--seed <seed>', 'bootstrap seed', seedArg, 0)
     .action(async (opts: ScoreOpts) => {
       const invalid: InputError[] = [];
+      // A prediction record that cannot be read is an error record (on stderr, as JSON), not the end of the others.
+      const errors: ErrorRecord[] = [];
       const questions = opts.dataset
         ? (await loadDatasetAll(opts.dataset, { format: opts.datasetFormat, skipInvalid: opts.skipInvalid, onInvalid: (e) => invalid.push(e), flags: DATASET_FLAGS })).questions
-        : await questionsFromRun(opts.predictions);
-      const preds = await loadPredictions(opts.predictions);
+        : await questionsFromRun(opts.predictions, errors);
+      const preds = await loadPredictions(opts.predictions, errors);
+      const baseErrors: ErrorRecord[] = [];
+      const baseline = opts.baseline ? await loadPredictions(opts.baseline, baseErrors) : undefined;
+      reportErrorRecords(errors);
+      reportErrorRecords(baseErrors, 'error record (baseline)');
+      const failed = recordFailures(errors.length + baseErrors.length, undefined, 'the error records above (stderr)');
       const settings = { underscoreToSpace: opts.underscoreToSpace, resamples: opts.resamples, seed: opts.seed };
       const report = scorePredictions(questions, preds, settings);
       const warn = (msg: string) => console.error(`warning: ${msg}`);
@@ -51,13 +59,14 @@ export function registerScore(program: Command): void {
       }
       if (opts.json) {
         console.log(JSON.stringify({ n: report.n, em: report.means.em, f1: report.means.f1, acc: report.means.acc }));
+        if (failed) throw failed;
         return;
       }
       console.log(`${opts.predictions} on ${opts.dataset ?? 'its own gold answers'}: ${report.n} questions, ${report.n - report.missing.length} predicted`);
       console.log('');
       console.log(formatTable(['metric', 'mean', '95% CI low', '95% CI high'], ANSWER_METRICS.map((m) => [LABEL[m], fixed(report.ci[m].mean), fixed(report.ci[m].low), fixed(report.ci[m].high)])));
-      if (opts.baseline) {
-        const base = scorePredictions(questions, await loadPredictions(opts.baseline), settings);
+      if (opts.baseline && baseline) {
+        const base = scorePredictions(questions, baseline, settings);
         console.log('');
         console.log(`paired against ${opts.baseline} (difference = predictions − baseline):`);
         console.log(formatTable(
@@ -67,5 +76,6 @@ export function registerScore(program: Command): void {
           ]),
         ));
       }
+      if (failed) throw failed;
     });
 }

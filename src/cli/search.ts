@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { InputError, RecordError } from '../core/errors.js';
-import { readJsonl, writeFileAtomic, writeLine } from '../core/io.js';
+import { type ErrorRecord, errorRecord, InputError, RecordError, recordFailures } from '../core/errors.js';
+import { readJsonlEach, writeFileAtomic, writeLine } from '../core/io.js';
 import { Progress } from '../core/progress.js';
 import { openRetriever, type SearchMethod } from '../retrieval/index-dir.js';
 import { choiceArg, intArg } from './options.js';
@@ -62,28 +62,45 @@ export function registerSearch(program: Command): void {
           });
           return;
         }
-        const items: { id: string; query: string }[] = [];
-        for await (const { value, loc } of readJsonl(opts.queries as string)) {
-          const rec = (value ?? {}) as Record<string, unknown>;
+        // A line that cannot be read is an {id, error} line of the output, in its place; the others are searched.
+        const items: ({ id: string; query: string } | ErrorRecord)[] = [];
+        for await (const r of readJsonlEach(opts.queries as string)) {
+          if ('error' in r) {
+            items.push(errorRecord(r.error));
+            continue;
+          }
+          const rec = (r.value ?? {}) as Record<string, unknown>;
           const q = rec['query'] ?? rec['question'];
-          if (typeof q !== 'string') throw new RecordError(loc, 'query', 'is missing', 'lines must look like {"id": ..., "query": ...}');
+          if (typeof q !== 'string') {
+            items.push(errorRecord(new RecordError(r.loc, 'query', 'is missing', 'lines must look like {"id": ..., "query": ...}'), r.value));
+            continue;
+          }
           const id = rec['id'];
           items.push({ id: typeof id === 'string' || typeof id === 'number' ? String(id) : String(items.length), query: q });
         }
-        const progress = new Progress('searching', { unit: 'queries', total: items.length });
+        const errors = items.filter((i) => 'error' in i).length;
+        const progress = new Progress('searching', { unit: 'queries', total: items.length - errors });
         await writeFileAtomic(opts.out as string, async (out) => {
           for (let i = 0; i < items.length; i += opts.batch) {
             const batch = items.slice(i, i + opts.batch);
-            const results = await retriever.searchBatch(batch.map((b) => b.query), opts.k);
-            for (let j = 0; j < batch.length; j++) {
-              const hits = results[j]!.map((h) => ({ id: h.passageId, title: h.title, score: h.score }));
-              await writeLine(out, JSON.stringify({ id: batch[j]!.id, hits }));
+            const queries = batch.filter((b): b is { id: string; query: string } => !('error' in b));
+            const results = queries.length ? await retriever.searchBatch(queries.map((b) => b.query), opts.k) : [];
+            let next = 0;
+            for (const b of batch) {
+              if ('error' in b) {
+                await writeLine(out, JSON.stringify(b));
+                continue;
+              }
+              const hits = results[next++]!.map((h) => ({ id: h.passageId, title: h.title, score: h.score }));
+              await writeLine(out, JSON.stringify({ id: b.id, hits }));
             }
-            progress.tick(batch.length);
+            progress.tick(queries.length);
           }
         });
         progress.finish();
-        console.log(`${items.length} queries → ${opts.out} (${retriever.name})`);
+        console.log(`${items.length - errors} queries → ${opts.out} (${retriever.name})${errors ? `, and ${errors} error record${errors === 1 ? '' : 's'}` : ''}`);
+        const failed = recordFailures(errors, items.length, opts.out as string);
+        if (failed) throw failed;
       } finally {
         await retriever.close?.();
       }

@@ -71,3 +71,24 @@ export function recordId(value: unknown): string | null {
   const id = value && typeof value === 'object' ? (value as Record<string, unknown>)['id'] : undefined;
   return typeof id === 'string' || typeof id === 'number' ? String(id) : null;
 }
+
+/** A record of a user's file that could not be used, written in place of its result: its id (null when it has none) and why. */
+export interface ErrorRecord {
+  id: string | null;
+  error: string;
+}
+
+/** The error record for `value` (the record as read, if it was) that failed with `e`. */
+export function errorRecord(e: unknown, value?: unknown): ErrorRecord {
+  return { id: recordId(value), error: errorRecordText(e) };
+}
+
+/**
+ * What a command ends with when `failed` of `total` records of a user's file became error records
+ * (`{id, error}`, each in `where`; `total` the records read, where countable), the other records having been used: a RagtrailError, so the exit status
+ * is 1 and the message counts them; undefined when none failed.
+ */
+export function recordFailures(failed: number, total: number | undefined, where: string): RagtrailError | undefined {
+  if (failed === 0) return undefined;
+  return new RagtrailError(`${failed}${total === undefined ? '' : ` of ${total}`} record${failed === 1 && total === undefined ? '' : 's'} could not be used: each is an {"id", "error"} line in ${where}`, 'the error says what to fix in that record; the others were used');
+}

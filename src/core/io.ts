@@ -157,7 +157,7 @@ export async function* readJsonl(path: string, skipFlag?: string): AsyncGenerato
  * Records of a JSON Lines file, where a line that is not UTF-8 or not JSON comes back as its error
  * instead of ending the read: for readers that write an error record for such a line and go on.
  */
-export async function* readJsonlEach(path: string, skipFlag?: string): AsyncGenerator<(LocatedValue & { text: string }) | { error: InputError; loc: SourceLocation }> {
+export async function* readJsonlEach(path: string, skipFlag?: string): AsyncGenerator<(LocatedValue & { text: string }) | UnreadableRecord> {
   for await (const { text, line, invalidUtf8 } of readLines(path)) {
     const loc = { file: path, line };
     if (invalidUtf8) {
@@ -177,13 +177,6 @@ export async function* readJsonlEach(path: string, skipFlag?: string): AsyncGene
   }
 }
 
-/**
- * Elements of a file holding one top-level JSON array, parsed one element at a time so that files
- * larger than V8's maximum string length (HotpotQA train is ~570 MB) stream in bounded memory.
- * A hand-written scanner rather than a streaming-JSON library: it only has to find element
- * boundaries (tracking strings and nesting), then JSON.parse does the real work, and it knows the
- * line each element starts on.
- */
 /** Every record of a JSON Lines file, in order (for files that fit in memory). */
 export async function readJsonlValues<T>(path: string): Promise<T[]> {
   const out: T[] = [];
@@ -191,7 +184,32 @@ export async function readJsonlValues<T>(path: string): Promise<T[]> {
   return out;
 }
 
+/**
+ * Elements of a file holding one top-level JSON array, parsed one element at a time so that files
+ * larger than V8's maximum string length (HotpotQA train is ~570 MB) stream in bounded memory.
+ * A hand-written scanner rather than a streaming-JSON library: it only has to find element
+ * boundaries (tracking strings and nesting), then JSON.parse does the real work, and it knows the
+ * line each element starts on.
+ */
 export async function* readJsonArray(path: string, skipFlag?: string): AsyncGenerator<LocatedValue> {
+  for await (const r of readJsonArrayEach(path, skipFlag)) {
+    if ('error' in r) throw r.error;
+    yield r;
+  }
+}
+
+/** A record of a user's file that could not be read: the error naming its file:line, in place of its value. */
+export interface UnreadableRecord {
+  error: InputError;
+  loc: SourceLocation;
+}
+
+/**
+ * The elements of a top-level JSON array (as readJsonArray), where an element that is not valid JSON comes
+ * back as its error and the next ones are still read. A broken array (no opening "[", not closed, content
+ * after the "]") still ends the read: no element boundary can be trusted then.
+ */
+export async function* readJsonArrayEach(path: string, skipFlag?: string): AsyncGenerator<(LocatedValue & { text: string }) | UnreadableRecord> {
   let line = 1;
   let started = false; // seen the opening '['
   let finished = false; // seen the closing ']'
@@ -204,12 +222,17 @@ export async function* readJsonArray(path: string, skipFlag?: string): AsyncGene
   let elementLine = 0;
   let record = 0;
 
-  const element = (text: string): LocatedValue => {
+  const element = (text: string): (LocatedValue & { text: string }) | UnreadableRecord => {
     const loc = { file: path, line: elementLine, record: ++record };
     const whole = parts.length > 0 ? parts.join('') + text : text;
     parts = [];
     inElement = false;
-    return { value: parseJsonAt(whole, loc, skipFlag), loc };
+    try {
+      return { value: parseJsonAt(whole, loc, skipFlag), loc, text: whole };
+    } catch (e) {
+      if (!(e instanceof InputError)) throw e;
+      return { error: e, loc };
+    }
   };
 
   for await (const chunk of await openText(path)) {
@@ -282,13 +305,26 @@ async function readWhole(path: string): Promise<string> {
 
 /**
  * Records of a JSON file in any of the layouts datasets ship in: a top-level array, JSON Lines, or a
- * single (possibly pretty-printed) object, which is yielded as one record.
+ * single (possibly pretty-printed) object, which is yielded as one record. The first record that is not
+ * valid JSON throws an InputError naming its file:line.
  */
 export async function* readJsonRecords(path: string, skipFlag?: string): AsyncGenerator<LocatedValue> {
+  for await (const r of readJsonRecordsEach(path, skipFlag)) {
+    if ('error' in r) throw r.error;
+    yield r;
+  }
+}
+
+/**
+ * Records of a JSON file in any layout (as readJsonRecords), where a record that is not valid JSON or not
+ * UTF-8 comes back as its error and the next ones are still read: for readers that give such a record an
+ * error record of its own and go on (issue 45). A file no layout fits still throws.
+ */
+export async function* readJsonRecordsEach(path: string, skipFlag?: string): AsyncGenerator<(LocatedValue & { text: string }) | UnreadableRecord> {
   const first = await firstSignificantChar(path);
   if (first === '') return;
   if (first === '[') {
-    yield* readJsonArray(path, skipFlag);
+    yield* readJsonArrayEach(path, skipFlag);
     return;
   }
   if (first !== '{') {
@@ -306,7 +342,7 @@ export async function* readJsonRecords(path: string, skipFlag?: string): AsyncGe
     firstLineParses = false;
   }
   if (firstLineParses) {
-    yield* readJsonl(path, skipFlag);
+    yield* readJsonlEach(path, skipFlag);
     return;
   }
   const whole = await readWhole(path);
@@ -314,10 +350,10 @@ export async function* readJsonRecords(path: string, skipFlag?: string): AsyncGe
   try {
     value = JSON.parse(whole);
   } catch {
-    yield* readJsonl(path, skipFlag); // reports the first bad line with its number
+    yield* readJsonlEach(path, skipFlag); // each bad line with its number
     return;
   }
-  yield { value, loc: { file: path, line: 1 } };
+  yield { value, loc: { file: path, line: 1 }, text: whole };
 }
 
 /** Writes a file atomically: content goes to a temporary sibling that is renamed over `path` on success. */

@@ -6,12 +6,12 @@
  * right after the turn's </search>), its documents are that block's, other turns are parsed with the
  * search-r1 protocol, and the prediction is the file's own `pred`.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppendLog } from '../core/append-log.js';
-import { InputError, RecordError } from '../core/errors.js';
+import { type ErrorRecord, errorRecord, InputError, RecordError } from '../core/errors.js';
 import { DirLock } from '../core/lock.js';
-import { readJsonRecords } from '../core/io.js';
+import { readJsonRecordsEach, writeTextAtomicSync } from '../core/io.js';
 import type { Trajectory } from '../core/trajectory.js';
 import { searchR1Steps } from '../agents/transcript.js';
 import { readTrajectories, scoreTrajectory, summarize } from './trajectories.js';
@@ -58,16 +58,30 @@ export function fromSearchR1(rec: FlashragRecord, loc: { file: string; line: num
   return t;
 }
 
-export async function importRun(format: ImportFormat, file: string, outDir: string): Promise<{ imported: number; skipped: number }> {
+/**
+ * Imports every record of `file` into the run folder `outDir` (records already there are skipped). A record
+ * that cannot be read or converted becomes an `{id, error}` line of `outDir/import-errors.jsonl` (rewritten
+ * each import; removed when there are none) and the others are imported.
+ */
+export async function importRun(format: ImportFormat, file: string, outDir: string): Promise<{ imported: number; skipped: number; errors: number; errorsPath: string }> {
   if (format !== 'search-r1') throw new InputError(`unknown import format "${format}"`, `use one of ${IMPORT_FORMATS.join(', ')}`);
   mkdirSync(outDir, { recursive: true });
   const lock = DirLock.acquire(join(outDir, '.lock'), `run folder ${outDir}`);
   const log = AppendLog.open<Trajectory>(join(outDir, 'trajectories.jsonl'));
   let imported = 0;
   let skipped = 0;
+  const errors: ErrorRecord[] = [];
   try {
-    for await (const { value, loc } of readJsonRecords(file)) {
-      const t = fromSearchR1((value ?? {}) as FlashragRecord, loc);
+    for await (const r of readJsonRecordsEach(file)) {
+      let t: Trajectory;
+      try {
+        if ('error' in r) throw r.error;
+        t = fromSearchR1((r.value ?? {}) as FlashragRecord, r.loc);
+      } catch (e) {
+        if (!(e instanceof InputError)) throw e;
+        errors.push(errorRecord(e, 'error' in r ? undefined : r.value));
+        continue;
+      }
       if (log.has(t.id)) {
         skipped++;
         continue;
@@ -79,7 +93,10 @@ export async function importRun(format: ImportFormat, file: string, outDir: stri
     log.close();
     lock.release();
   }
+  const errorsPath = join(outDir, 'import-errors.jsonl');
+  if (errors.length > 0) writeTextAtomicSync(errorsPath, errors.map((e) => JSON.stringify(e) + '\n').join(''));
+  else rmSync(errorsPath, { force: true });
   const summary = { ...summarize(await readTrajectories(outDir)), source: `import:${format} of ${file}` };
   writeFileSync(join(outDir, 'summary.json'), JSON.stringify(summary, null, 2) + '\n');
-  return { imported, skipped };
+  return { imported, skipped, errors: errors.length, errorsPath };
 }

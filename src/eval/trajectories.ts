@@ -4,8 +4,8 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { InputError } from '../core/errors.js';
-import { readJsonlValues } from '../core/io.js';
+import { InputError, RecordError } from '../core/errors.js';
+import { readJsonlEach, readJsonlValues, type UnreadableRecord } from '../core/io.js';
 import type { Trajectory } from '../core/trajectory.js';
 import { answerScores } from './metrics.js';
 import { mean } from './stats.js';
@@ -21,6 +21,38 @@ export async function readTrajectories(location: string): Promise<Trajectory[]> 
   const path = trajectoriesPath(location);
   if (!existsSync(path)) throw new InputError(`${path}: no such file`, 'pass a run folder written by `ragtrail run` or `ragtrail import`');
   return readJsonlValues<Trajectory>(path);
+}
+
+/** The field and problem that keep a parsed line from being a trajectory, or undefined when it is one. */
+function notATrajectory(v: unknown): [string, string] | undefined {
+  if (!v || typeof v !== 'object' || Array.isArray(v)) return ['(record)', 'is not a JSON object'];
+  const t = v as Partial<Trajectory>;
+  if (typeof t.id !== 'string' && typeof t.id !== 'number') return ['id', 'is missing'];
+  if (!Array.isArray(t.steps)) return ['steps', 'must be a list of steps'];
+  return undefined;
+}
+
+/**
+ * Every line of a run's trajectories file, in order, where a line that is not JSON, not UTF-8 or not a
+ * trajectory (an object with an id and a steps list) comes back as its error, with the line's value when it
+ * had one: for commands that score each trajectory on its own (`reward RUN`) and give a bad line an error
+ * record instead of stopping.
+ */
+export async function* readTrajectoriesEach(location: string): AsyncGenerator<{ trajectory: Trajectory } | (UnreadableRecord & { value?: unknown })> {
+  const path = trajectoriesPath(location);
+  if (!existsSync(path)) throw new InputError(`${path}: no such file`, 'pass a run folder written by `ragtrail run` or `ragtrail import`');
+  for await (const r of readJsonlEach(path)) {
+    if ('error' in r) {
+      yield r;
+      continue;
+    }
+    const problem = notATrajectory(r.value);
+    if (problem) yield { error: new RecordError(r.loc, problem[0], problem[1], 'lines must be trajectories as `ragtrail run` writes them'), loc: r.loc, value: r.value };
+    else {
+      const v = r.value as Trajectory;
+      yield { trajectory: { ...v, id: String(v.id) } };
+    }
+  }
 }
 
 /** Metrics of a trajectory's prediction against the gold answers it carries. */

@@ -3,9 +3,9 @@
  * with the Bradley–Terry loss on `prm_pairs.jsonl` from `ragtrail annotate`. Saved as a versioned JSON
  * file with the embedder spec, so that loading it re-creates the exact feature map.
  */
-import { InputError, RecordError } from '../core/errors.js';
+import { type ErrorRecord, errorRecord, InputError, RecordError, type SourceLocation } from '../core/errors.js';
 import { readChecksummedJson, writeChecksummedJson } from '../core/checksum.js';
-import { readJsonl } from '../core/io.js';
+import { readJsonlEach } from '../core/io.js';
 import { Rng } from '../core/rng.js';
 import type { Step } from '../core/trajectory.js';
 import type { State } from '../env/env.js';
@@ -42,18 +42,29 @@ export function pairState(rec: PrmPairRecord): State {
 }
 
 /**
- * Reads `prm_pairs.jsonl` (from `ragtrail annotate`) into memory; throws a RecordError naming the line
- * of a record without state, chosen or rejected.
+ * Reads `prm_pairs.jsonl` (from `ragtrail annotate`) into memory. A line that is not JSON, or a record
+ * without state, chosen or rejected, throws a RecordError naming the line; with `errors`, it becomes an
+ * error record there and the other pairs are still read.
  */
-export async function readPrmPairs(path: string): Promise<PrmPairRecord[]> {
+export async function readPrmPairs(path: string, errors?: ErrorRecord[]): Promise<PrmPairRecord[]> {
   const out: PrmPairRecord[] = [];
-  for await (const { value, loc } of readJsonl(path)) {
-    const r = value as Partial<PrmPairRecord>;
-    if (!r.state || typeof r.state.question !== 'string' || !Array.isArray(r.state.steps)) throw new RecordError(loc, 'state', 'must be {question, steps}', 'use prm_pairs.jsonl from `ragtrail annotate`');
-    if (!r.chosen?.action || !r.rejected?.action) throw new RecordError(loc, r.chosen?.action ? 'rejected' : 'chosen', 'must hold {type, action, raw}');
-    out.push({ id: String(r.id ?? out.length), state: r.state, chosen: r.chosen, rejected: r.rejected, gap: r.gap });
+  for await (const line of readJsonlEach(path)) {
+    try {
+      if ('error' in line) throw line.error;
+      out.push(prmPair(line.value, line.loc, out.length));
+    } catch (e) {
+      if (!errors || !(e instanceof InputError)) throw e;
+      errors.push(errorRecord(e, 'error' in line ? undefined : line.value));
+    }
   }
   return out;
+}
+
+function prmPair(value: unknown, loc: SourceLocation, index: number): PrmPairRecord {
+  const r = (value && typeof value === 'object' ? value : {}) as Partial<PrmPairRecord>;
+  if (!r.state || typeof r.state.question !== 'string' || !Array.isArray(r.state.steps)) throw new RecordError(loc, 'state', 'must be {question, steps}', 'use prm_pairs.jsonl from `ragtrail annotate`');
+  if (!r.chosen?.action || !r.rejected?.action) throw new RecordError(loc, r.chosen?.action ? 'rejected' : 'chosen', 'must hold {type, action, raw}');
+  return { id: String(r.id ?? index), state: r.state, chosen: r.chosen, rejected: r.rejected, gap: r.gap };
 }
 
 /** The question a pair belongs to: held-out splits keep a question's pairs together. */

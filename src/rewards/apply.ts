@@ -1,6 +1,6 @@
 /** Scoring every trajectory of a run, or every line of an episode-text file, with a reward scheme. */
 import { writeFileSync } from 'node:fs';
-import { errorRecordText, InputError, recordId } from '../core/errors.js';
+import { type ErrorRecord, errorRecord, errorRecordText, InputError, recordId } from '../core/errors.js';
 import { InterruptedError } from '../core/interrupt.js';
 import { readJsonlEach, writeJsonl } from '../core/io.js';
 import { exactScalarList } from '../core/pyjson.js';
@@ -75,8 +75,35 @@ export async function applyRewards(trajectories: readonly Trajectory[], scheme: 
   return out;
 }
 
+/**
+ * Scores each readable trajectory; an unreadable line (from readTrajectoriesEach) or a trajectory the scheme
+ * cannot score becomes an ErrorRecord in its place, and the others go on. Records come back in input order.
+ */
+export async function applyRewardsEach(
+  items: readonly ({ trajectory: Trajectory } | { error: unknown; value?: unknown })[],
+  scheme: ComposedScheme,
+  opts: ApplyOptions = {},
+): Promise<(RewardRecord | ErrorRecord)[]> {
+  const out: (RewardRecord | ErrorRecord)[] = [];
+  for (const item of items) {
+    if (!('trajectory' in item)) {
+      out.push(errorRecord(item.error, item.value));
+      continue;
+    }
+    const t = item.trajectory;
+    try {
+      const r = await scheme.compute(contextFor(t, opts));
+      out.push({ id: t.id, total: r.total, components: r.components });
+    } catch (e) {
+      if (e instanceof InterruptedError) throw e;
+      out.push(errorRecord(e, t));
+    }
+  }
+  return out;
+}
+
 /** Writes the records to `path` as JSON Lines, replacing the file. */
-export function writeRewards(path: string, records: readonly RewardRecord[]): void {
+export function writeRewards(path: string, records: readonly (RewardRecord | ErrorRecord)[]): void {
   writeFileSync(path, records.map((r) => JSON.stringify(r)).join('\n') + (records.length ? '\n' : ''));
 }
 
@@ -117,11 +144,7 @@ export function textProtocol(scheme: ComposedScheme, agent?: string): AgentName 
   return own;
 }
 
-/** A line that could not be scored, in place of its RewardRecord: its id (null when it has none) and why. */
-export interface ErrorRecord {
-  id: string | null;
-  error: string;
-}
+export type { ErrorRecord } from '../core/errors.js';
 
 /**
  * Scores every line of an episode-text file (`reward --texts`), streaming: lines are read, checked,
