@@ -19,3 +19,7 @@ export { ANSWER_METRICS, type AnswerMetric, comparePaired, type PairedComparison
 export { loadPredictions, type Predictions } from './predictions.js';
 export { readTrajectories, summarize, type RunSummary } from './trajectories.js';
 export { citationPrecision } from './citations.js';
+export {
+  arenaAuthorsExactMatch, arenaAuthorsF1, arenaAuthorsJudgeAccuracy, arenaAuthorsJudgeScore, type ArenaJudgeReport, type ArenaPredictionItem,
+  arenaAuthorsRulebaseReport, type ArenaRulebaseReport,
+} from './arena.js';
