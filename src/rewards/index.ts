@@ -2,7 +2,8 @@
  * `ragtrail/rewards`: the papers' reward functions (ReasonRAG, Search-R1, LWS, ProRAG, ARENA) as named
  * schemes composed by weighted sums (`composeScheme("0.5*f1+lws-stage1")`), schemes of your own
  * (`registerRewardScheme`), applying them to trajectories, and the RL math (GRPO/DAPO advantages,
- * clipped surrogates, KL estimators, the dual-granularity advantage, the DPO loss).
+ * clipped surrogates, KL estimators, the dual-granularity advantage, the DPO loss), and where a sequence
+ * reward and the loss mask over retrieved tokens fall on the token grid (Search-R1's verl layout).
  * @module
  */
 export type { OptionValue, RewardContext, RewardResult, RewardScheme } from './types.js';
@@ -33,3 +34,5 @@ export {
   SEARCH_R1_GRPO,
   type VerlKlKind,
 } from './rl.js';
+export { placeSequenceReward, placeSequenceRewards, type RewardPlacementOptions, SEARCH_R1_PLACEMENT, verlScoredIds } from './reward-placement.js';
+export { type IdMatrix, infoMaskedConcat, type SearchR1Layout, searchR1RolloutLayout, type SearchR1TurnIds } from './info-mask.js';
