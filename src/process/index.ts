@@ -10,6 +10,13 @@ export { type OutcomeScore, type Rollout, rollout, spre } from './values.js';
 export { minePairs, type MineOptions, type Pair, type PairSide } from './mine.js';
 export { annotateByRanking, type RankOptions, type RankResult, type RankSource } from './rank.js';
 export { lenientRerankRewards, ragGymRerankRewards } from './rag-gym-rerank.js';
+export {
+  type ProragAuthorsChild, proragAuthorsBackup, proragAuthorsIsTerminal, proragAuthorsPuctScore, proragAuthorsSelect, proragAuthorsTerminalReward,
+} from './prorag-mcts.js';
+export {
+  proragAuthorsCollectJobs, proragAuthorsFormatCheck, proragAuthorsLabel, proragAuthorsNormalizeQ, type ProragCandidate,
+  type ProragJob, type ProragPair, type ProragPairSide, type ProragTreeDict,
+} from './prorag-filter.js';
 export type { SiblingCandidate, SiblingJob, SiblingJobOptions, SiblingJudge, SiblingVerdict } from './sibling-judge.js';
 export { type PreferenceExample, preferenceExample, sftExamples, stepwiseExamples } from './export.js';
 export { readTrees, type SavedNode, type SavedTree, Tree, type TreeNode } from './tree.js';
