@@ -17,6 +17,13 @@ export {
   proragAuthorsCollectJobs, proragAuthorsFormatCheck, proragAuthorsLabel, proragAuthorsNormalizeQ, type ProragCandidate,
   type ProragJob, type ProragPair, type ProragPairSide, type ProragTreeDict,
 } from './prorag-filter.js';
+export {
+  REASONRAG_AUTHORS_UCT, reasonragAuthorsBackpropagate, reasonragAuthorsSelectChild, type ReasonRagAuthorsStats, reasonragAuthorsStats,
+  reasonragAuthorsUct, reasonragAuthorsUpdateQ, reasonragAuthorsUpdateReward,
+} from './reasonrag-mcts.js';
+export {
+  ragGymAuthorsPrmPairs, type RagGymHistoryStep, type RagGymPairOptions, type RagGymPairSets, type RagGymPrmPair, type RagGymRolloutFile,
+} from './rag-gym-pairs.js';
 export type { SiblingCandidate, SiblingJob, SiblingJobOptions, SiblingJudge, SiblingVerdict } from './sibling-judge.js';
 export { type PreferenceExample, preferenceExample, sftExamples, stepwiseExamples } from './export.js';
 export { readTrees, type SavedNode, type SavedTree, Tree, type TreeNode } from './tree.js';
