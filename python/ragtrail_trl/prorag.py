@@ -46,6 +46,7 @@ CONTROL_TAGS = (
     "<answer>", "</answer>", "<retrieval>", "</retrieval>",
 )  # fmt: skip
 STEP_FORMS = ("code", "spec")
+DUAL_FORMS = ("ragtrail", "authors")
 
 
 # ----------------------------------------------------------------------------- the advantage
@@ -81,6 +82,7 @@ def dual_advantages(
     group_size: int,
     weight: float = 0.3,
     eps: float = 1e-4,
+    form: str = "ragtrail",
 ) -> torch.Tensor:
     """Per-token advantages A = A_out + w * A_step (Eq. 8), [B, T]; 0 off `loss_mask`.
 
@@ -92,10 +94,19 @@ def dual_advantages(
 
     A_step normalises the scores over every step-masked token of the group, with the unbiased std
     (as torch.std); a group whose pool is constant, or has fewer than two tokens, gets A_step = 0.
+
+    form="authors" computes what ProRAG's code does (prorag/rl/trainer.py `_generate_and_score_completions`
+    at c7a64110; test/fixtures/parity-rl/prorag_rl_advantage): the population mean and variance of the group's
+    step-masked scores, std = sqrt(var + 1e-8) with `eps` unused (1 for a group of at most one such token),
+    A_out on every token (loss_mask is not applied: the loss masks later), and with weight <= 0 A_out alone.
     """
+    if form not in DUAL_FORMS:
+        raise ValueError(f"form must be one of {DUAL_FORMS}, got {form!r}")
     batch, length = token_scores.shape
     if batch % group_size:
         raise ValueError(f"{batch} completions do not split into groups of {group_size}")
+    if form == "authors":
+        return _authors_dual_advantages(outcome_advantages, token_scores, step_mask, group_size, weight)
     scored = step_mask.bool().view(-1, group_size, length)
     scores = torch.where(scored, token_scores.float().view(-1, group_size, length), 0.0)
     count = scored.sum(dim=(1, 2)).float()
@@ -108,12 +119,29 @@ def dual_advantages(
     return (outcome_advantages.float()[:, None] + weight * step_adv) * generated
 
 
+def _authors_dual_advantages(outcome_advantages, token_scores, step_mask, group_size, weight):
+    batch, length = token_scores.shape
+    outcome = outcome_advantages.float()[:, None]
+    if weight <= 0:  # the code skips the step term (and keeps one advantage per completion)
+        return outcome.expand(batch, length).clone()
+    scored = step_mask.bool()
+    mask = scored.float().view(-1, group_size, length)
+    scores = torch.where(scored, token_scores.float(), 0.0).view(-1, group_size, length)
+    count = mask.sum(dim=(1, 2), keepdim=True)
+    mean = (scores * mask).sum(dim=(1, 2), keepdim=True) / count.clamp(min=1.0)
+    var = ((scores - mean) ** 2 * mask).sum(dim=(1, 2), keepdim=True) / count.clamp(min=1.0)
+    std = torch.where(count <= 1, torch.ones_like(var), (var + 1e-8).sqrt())
+    step_adv = ((scores - mean) / std * mask).view(batch, length)  # x * 0 keeps a non-finite group mean's NaN, as the code does
+    return outcome + weight * step_adv
+
+
 class ProRAGGRPOTrainer(GRPOTrainer):
     """GRPOTrainer whose advantage is ProRAG's per-token dual-granularity advantage (see the module
     docstring). Needs `environment_factory` with ragtrail's env client and `outcome_reward` as the
-    only reward function."""
+    only reward function. `dual_form="authors"` normalises the step scores as ProRAG's code does (see
+    `dual_advantages`)."""
 
-    def __init__(self, *args, dual_weight: float = 0.3, step_form: str = "code", lambda_f: float = 1.0, **kwargs):
+    def __init__(self, *args, dual_weight: float = 0.3, step_form: str = "code", lambda_f: float = 1.0, dual_form: str = "ragtrail", **kwargs):
         super().__init__(*args, **kwargs)
         if self.environment_factories is None:
             raise ValueError("ProRAG's advantage reads the step rewards from the environments: pass environment_factory")
@@ -121,7 +149,9 @@ class ProRAGGRPOTrainer(GRPOTrainer):
             raise ValueError("the Liger GRPO loss takes one advantage per completion; turn use_liger_kernel off for ProRAG")
         if step_form not in STEP_FORMS:
             raise ValueError(f"step_form must be one of {STEP_FORMS}, got {step_form!r}")
-        self.dual_weight, self.step_form, self.lambda_f = float(dual_weight), step_form, float(lambda_f)
+        if dual_form not in DUAL_FORMS:
+            raise ValueError(f"dual_form must be one of {DUAL_FORMS}, got {dual_form!r}")
+        self.dual_weight, self.step_form, self.lambda_f, self.dual_form = float(dual_weight), step_form, float(lambda_f), dual_form
         self._turns_generated = 0
 
     def _generate_single_turn(self, *args, **kwargs):
@@ -161,7 +191,7 @@ class ProRAGGRPOTrainer(GRPOTrainer):
         gathered = [self.accelerator.gather(self.accelerator.pad_across_processes(t, dim=1)) for t in (token_scores, step_mask, loss_mask)]
         outcome = self.accelerator.gather(output["advantages"])
         group = self.num_generations if mode == "train" else self.num_generations_eval
-        advantages = dual_advantages(outcome, *gathered, group_size=group, weight=self.dual_weight)
+        advantages = dual_advantages(outcome, *gathered, group_size=group, weight=self.dual_weight, form=self.dual_form)
         first = self.accelerator.process_index * local
         output["advantages"] = advantages[first : first + local, :length]
         scored = step_mask.bool()

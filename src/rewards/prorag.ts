@@ -102,3 +102,87 @@ export function proragAuthorsStepFormat(turnText: string): number {
   const valid = ['</step> <subquery> </subquery> <retrieval> </retrieval>', '</step> <subanswer> </subanswer>', '</step> <answer> </answer>'];
   return valid.includes(tags) ? 1 : -2;
 }
+
+// ------------------------------------------------------------- authors' code: the RL rollout's step scores
+// prorag/rl/trainer.py `get_prm_score` and prorag/rl/rollout.py `rag_rollout_with_prm` (lilinwz/ProRAG @c7a6411).
+
+const F32 = new Float32Array(1);
+const U32 = new Uint32Array(F32.buffer);
+
+/**
+ * `x` rounded to bfloat16 (8 bits of mantissa, nearest even) by way of float32, as torch converts a Python
+ * float into a bfloat16 tensor. ProRAG's train.py and filter_prm.py load the PRM in bfloat16, so its logits
+ * and their sigmoid come out on this grid.
+ */
+export function roundBf16(x: number): number {
+  F32[0] = x;
+  if (Number.isNaN(F32[0])) return NaN;
+  const bits = U32[0]!;
+  U32[0] = (bits + 0x7fff + ((bits >>> 16) & 1)) & 0xffff0000;
+  return F32[0];
+}
+
+/** The PRM's dtype in the authors' code: bfloat16 (train.py, filter_prm.py) or float32. */
+export type PrmDtype = 'bfloat16' | 'float32';
+
+/** `x` rounded to the given dtype. */
+export function roundToDtype(x: number, dtype: PrmDtype): number {
+  return dtype === 'bfloat16' ? roundBf16(x) : Math.fround(x);
+}
+
+/**
+ * `RAGTrainer.get_prm_score`: `torch.sigmoid(logits[0]).item()` of the PRM's one logit, computed in the PRM's
+ * dtype (the logit rounded to it, the sigmoid in float32 and rounded back), so a bfloat16 PRM's scores carry 8
+ * bits; 0.0 without a PRM. ragtrail's own step reward ({@link proragStepRewards}) takes the sigmoid in float64.
+ */
+export function proragAuthorsPrmScore(logit: number | undefined, dtype: PrmDtype = 'bfloat16'): number {
+  if (logit === undefined) return 0;
+  return roundToDtype(Math.fround(sigmoid(roundToDtype(logit, dtype))), dtype);
+}
+
+/**
+ * The step score of rollout.py: `get_prm_score(context + step) + format_reward_step(step)`, where `step` is the
+ * hop's generated text plus the retrieval block appended to it; with the committed format check always −2
+ * ({@link proragAuthorsStepFormat}), it is sigmoid(logit) − 2.
+ */
+export function proragAuthorsStepScore(logit: number | undefined, stepText: string, dtype: PrmDtype = 'bfloat16'): number {
+  return proragAuthorsPrmScore(logit, dtype) + proragAuthorsStepFormat(stepText);
+}
+
+/** What one hop of the authors' RL rollout does with the text a row generated; see {@link proragAuthorsRolloutHop}. */
+export interface ProragAuthorsHop {
+  /** The hop ends the episode: its text contains "</answer>". */
+  finished: boolean;
+  /** The query sent to the retriever: the first <subquery>…</subquery> stripped, when the text has "</subquery>" (and no "</answer>"). */
+  query?: string;
+  /** "\n<retrieval>\n{documents}\n</retrieval>" after a search, else "". */
+  retrieval: string;
+  /** The text the PRM scores: context + generated text + retrieval. */
+  scored: string;
+  /** The row's context for the next hop: `scored` + "\n<|im_end|>" (finished) or "\n<step>\n". */
+  next: string;
+  /** The tokens that follow the generated ones, all with mask 0 and score 0: the retrieval block's, then the tag's. */
+  tail: string[];
+}
+
+/**
+ * One hop of `rag_rollout_with_prm` for one row: `context` is the row's text so far (the prompt, then each
+ * hop's `next`), `generated` what the model wrote, `search` the retriever (called only for a query). `tokenize`
+ * is the policy tokenizer's `encode`, used for the retrieval block and the closing tag. The hop's generated
+ * tokens get mask 1 and the step score; `tail` lists the masked tokens that follow.
+ */
+export function proragAuthorsRolloutHop(context: string, generated: string, search: (query: string) => string, tokenize: (text: string) => string[]): ProragAuthorsHop {
+  const finished = generated.includes('</answer>');
+  let query: string | undefined;
+  let retrieval = '';
+  if (!finished && generated.includes('</subquery>')) {
+    const m = /<subquery>([\s\S]*?)<\/subquery>/u.exec(generated);
+    if (m) {
+      query = pyStrip(m[1]!);
+      retrieval = `\n<retrieval>\n${search(query)}\n</retrieval>`;
+    }
+  }
+  const scored = context + generated + retrieval;
+  const tag = finished ? '\n<|im_end|>' : '\n<step>\n';
+  return { finished, query, retrieval, scored, next: scored + tag, tail: [...(retrieval ? tokenize(retrieval) : []), ...tokenize(tag)] };
+}

@@ -292,6 +292,36 @@ export function dualGranularityAdvantages(group: readonly DualSample[], opts: { 
   });
 }
 
+/**
+ * ProRAG's advantage as its code computes it (prorag/rl/trainer.py `RAGTrainer._generate_and_score_completions`,
+ * lilinwz/ProRAG @c7a6411), for `--option compat=authors`: one group, each row's tokens padded with masked ones
+ * (`tokenSteps` −1) to the batch's width. Where {@link dualGranularityAdvantages} differs on purpose:
+ *   - the step statistics are the population mean and variance of the group's masked-in token scores, and
+ *     std = √(var + 1e-8) with no ε added (1 when the group has at most one such token; no test for a constant
+ *     pool, whose advantages come out 0 anyway);
+ *   - the outcome advantage goes on every token, environment and padding tokens included (the loss masks them
+ *     later); their step term is (0 − mean) / std × 0, which is 0 unless the group's mean is not finite;
+ *   - w is `prm_beta` (the code's default 0.5, its run script scripts/rl.sh 0.3); with w ≤ 0 the step term is
+ *     not computed at all;
+ *   - a group of one has no unbiased std: its outcome advantage is NaN (torch.std of one value).
+ * A batch whose completions are all empty makes the code's `view(-1, G, 0)` raise; so does this (RangeError).
+ */
+export function proragAuthorsDualAdvantages(group: readonly DualSample[], beta = 0.5): number[][] {
+  const aOut = grpoAdvantages(group.map((g) => g.outcome), ARENA_GRPO);
+  if (!(beta > 0)) return group.map((g, i) => g.tokenSteps.map(() => aOut[i]!));
+  if (group.every((g) => g.tokenSteps.length === 0)) throw new RangeError('cannot reshape tensor of 0 elements (every completion is empty)');
+  // Sums over every position, s × m, as the code multiplies by the mask (masked positions hold score 0).
+  const score = (g: DualSample, s: number) => (s < 0 ? 0 : g.stepRewards[s]!);
+  let count = 0;
+  let sum = 0;
+  for (const g of group) for (const s of g.tokenSteps) { count += s < 0 ? 0 : 1; sum += score(g, s) * (s < 0 ? 0 : 1); }
+  const m = sum / Math.max(count, 1);
+  let sq = 0;
+  for (const g of group) for (const s of g.tokenSteps) sq += (score(g, s) - m) ** 2 * (s < 0 ? 0 : 1);
+  const sd = count <= 1 ? 1 : Math.sqrt(sq / Math.max(count, 1) + 1e-8);
+  return group.map((g, i) => g.tokenSteps.map((s) => aOut[i]! + beta * (((score(g, s) - m) / sd) * (s < 0 ? 0 : 1))));
+}
+
 // ------------------------------------------------------------------------- preference losses
 
 /** −log σ(x), computed without overflow: softplus(−x). */

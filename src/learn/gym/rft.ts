@@ -20,7 +20,8 @@
 import type { Question } from '../../core/types.js';
 import type { RagEnv } from '../../env/env.js';
 import type { PRM } from '../../prm/types.js';
-import { sigmoid } from '../../rewards/prorag.js';
+import { type PrmDtype, roundToDtype, sigmoid } from '../../rewards/prorag.js';
+import { pyLower, pyStrip } from '../../core/text.js';
 import type { StateAction } from './data.js';
 import type { GymPolicy } from './policy.js';
 import { type Episode, sampleEpisode } from './rollout.js';
@@ -162,4 +163,94 @@ export async function trainRft(policy: GymPolicy, ctx: RftContext, config: Parti
     ctx.onLog?.(e);
   });
   return { ...selected, log };
+}
+
+// ------------------------------------------------------------------------------ authors' code
+// ProRAG's RFT filters (prorag/rft/filter_em.py and filter_prm.py, lilinwz/ProRAG @c7a6411), for
+// `--option compat=authors` and the parity sets. They work on the text episodes of the authors' scripts, not
+// on the gym's; where ragtrail's own filter (above) differs on purpose:
+//   - correctness: the authors compare `final_answer.lower() == answer.lower()` (no normalisation, one gold
+//     string; an episode without an answer has the final answer "Max hops reached"); ragtrail uses the
+//     normalised EM (or F1) of its metrics against every gold answer;
+//   - the PRM test: the authors keep a step whose logit, read from a bfloat16 model, is >= 0; ragtrail keeps
+//     sigmoid(score) >= threshold in float64 (sigmoid(−1e-17) is 0.5 in float64: kept here, not there).
+
+/** One step of an authors' RFT episode: the prompt the model saw and what it wrote. */
+export interface ProragAuthorsRftStep {
+  input: string;
+  output: string;
+}
+
+/** An episode of filter_em.py: its steps, the final answer it scores, whether it matched, and what is kept. */
+export interface ProragAuthorsEmEpisode {
+  steps: ProragAuthorsRftStep[];
+  finalAnswer: string;
+  em: boolean;
+  /** Every step when `em`, none otherwise. */
+  kept: ProragAuthorsRftStep[];
+}
+
+/**
+ * filter_em.py `main` for one sample: `prompt` is its first prompt, `outputs[k]` what the model wrote at hop k
+ * ("" past the end), `search` the retriever. A hop whose text contains "</answer>" ends the episode (its first
+ * <answer>…</answer>, stripped, is the final answer); one with "</subquery>" searches its first
+ * <subquery>…</subquery> (stripped; an empty result reads "No relevant documents found.", an unparsable query
+ * "Error in query parsing"); any other hop opens a new step. At most `maxIter` hops (13 in the script).
+ */
+export function proragAuthorsEmEpisode(prompt: string, outputs: readonly string[], search: (query: string) => string, gold: string, maxIter = 13): ProragAuthorsEmEpisode {
+  const steps: ProragAuthorsRftStep[] = [];
+  let finalAnswer = '';
+  for (let hop = 0; hop < maxIter; hop++) {
+    const text = outputs[hop] ?? '';
+    steps.push({ input: prompt, output: text });
+    prompt += text;
+    if (text.includes('</answer>')) {
+      const m = /<answer>([\s\S]*?)<\/answer>/u.exec(text);
+      if (m) finalAnswer = pyStrip(m[1]!);
+      break;
+    }
+    if (text.includes('</subquery>')) {
+      const m = /<subquery>([\s\S]*?)<\/subquery>/u.exec(text);
+      if (!m) prompt += '\n<retrieval>Error in query parsing</retrieval>\n<step>\n';
+      else {
+        const docs = search(pyStrip(m[1]!));
+        prompt += `\n<retrieval>\n${pyStrip(docs) ? docs : 'No relevant documents found.'}\n</retrieval>\n<step>\n`;
+      }
+    } else prompt += '\n<step>\n';
+  }
+  if (!finalAnswer) finalAnswer = 'Max hops reached';
+  const em = pyLower(finalAnswer) === pyLower(gold);
+  return { steps, finalAnswer, em, kept: em ? steps : [] };
+}
+
+/** One (input, output) step for {@link proragAuthorsPrmFilter}, with the fields it carries. */
+export interface ProragAuthorsPrmItem {
+  input: string;
+  output: string;
+  [field: string]: unknown;
+}
+
+/**
+ * filter_prm.py `main`: the steps it appends to the output file, each with its `prm_score` (the logit as the
+ * model returned it, in its dtype). Steps whose input + output is already in the output file (`existing`) are
+ * skipped; the rest are scored in batches of `batchSize` and kept when the score is >= 0 (−0 is; NaN is not).
+ * As in the script, the last partial batch is scored only when the file's last step is not a skipped one: when
+ * it is, the steps of that batch are dropped. `logit(i)` is the model's logit for step i.
+ */
+export function proragAuthorsPrmFilter(items: readonly ProragAuthorsPrmItem[], existing: readonly ProragAuthorsPrmItem[], batchSize: number, logit: (i: number) => number, dtype: PrmDtype = 'bfloat16'): ProragAuthorsPrmItem[] {
+  const seen = new Set(existing.map((it) => it.input + it.output));
+  const written: ProragAuthorsPrmItem[] = [];
+  let batch: number[] = [];
+  items.forEach((item, i) => {
+    if (seen.has(item.input + item.output)) return;
+    batch.push(i);
+    if (batch.length === batchSize || i === items.length - 1) {
+      for (const j of batch) {
+        const score = roundToDtype(logit(j), dtype);
+        if (score >= 0) written.push({ ...items[j]!, prm_score: score });
+      }
+      batch = [];
+    }
+  });
+  return written;
 }
