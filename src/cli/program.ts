@@ -23,6 +23,7 @@ import { registerTrain } from './train.js';
 import { registerScore } from './score.js';
 import { registerWorld } from './world.js';
 import { registerMerge } from './merge.js';
+import { registerView } from './view.js';
 import { collect } from './options.js';
 
 export function buildProgram(): Command {
@@ -54,6 +55,7 @@ export function buildProgram(): Command {
   registerEval(program);
   registerServeEnv(program);
   registerTrain(program);
+  registerView(program);
   registerMerge(program);
   return program;
 }

@@ -51,8 +51,11 @@ export interface Move {
   forced?: boolean;
   /** The text did not follow the protocol although an action was recovered from it (a format failure). */
   formatError?: string;
-  /** Chosen among candidates by a selector (PRM best-of-N). */
-  selection?: { candidates: number; score: number };
+  /**
+   * Chosen among candidates by a selector (PRM best-of-N): how many were scored, the winner's score, and
+   * each candidate's action with its score (the chosen one is the highest), for reading a run afterwards.
+   */
+  selection?: { candidates: number; score: number; scored?: { action: Action; score: number }[] };
 }
 
 /** What {@link RagEnv.step} returns: the next state and whether the episode ended. */

@@ -76,7 +76,7 @@ export class PrmGuidedPolicy implements Policy {
     this.calls++;
     const scores = await this.prm.score(state, pool);
     const best = argmax(scores);
-    return [{ ...pool[best]!, selection: { candidates: pool.length, score: scores[best]! } }];
+    return [{ ...pool[best]!, selection: { candidates: pool.length, score: scores[best]!, scored: pool.map((m, i) => ({ action: m.action, score: scores[i]! })) } }];
   }
 }
 
