@@ -173,12 +173,22 @@
 
   // ---------- charts ----------
   /** Means with 95% CIs as dots and whiskers, one row per label (labels in their own column, never over a whisker). */
-  function ciChart(items, { axis, chance }) {
+  /** Tick values at 1, 2 or 5 times a power of ten covering [lo, hi]. */
+  function niceTicks(lo, hi, count = 5) {
+    const raw = (hi - lo) / Math.max(1, count - 1) || 1, mag = 10 ** Math.floor(Math.log10(raw));
+    const step = [1, 2, 5, 10].map((m) => m * mag).find((st) => st >= raw) ?? 10 * mag;
+    const out = [];
+    for (let v = Math.floor(lo / step) * step; v <= hi + step * 1e-9; v += step) out.push(Math.round(v / step) * step);
+    if (out[out.length - 1] < hi) out.push(out[out.length - 1] + step);
+    return { ticks: out, digits: Math.max(0, -Math.floor(Math.log10(step) + 1e-9)) };
+  }
+  function ciChart(items, { axis, chance, caption }) {
     const W = 640, L = 230, R = 20, rowH = 26, H = items.length * rowH + 40;
-    const lo = Math.min(0, ...items.map((i) => i.low)), hi = Math.max(1e-9, ...items.map((i) => i.high));
+    const { ticks, digits } = niceTicks(Math.min(0, ...items.map((i) => i.low)), Math.max(1e-9, ...items.map((i) => i.high), chance ?? 0));
+    const lo = ticks[0], hi = ticks[ticks.length - 1];
     const x = (v) => L + ((v - lo) / (hi - lo || 1)) * (W - L - R);
-    const svg = s('svg', { class: 'chart', viewBox: `0 0 ${W} ${H}`, width: W, role: 'img', 'aria-label': axis + ' with 95% CIs' });
-    for (let k = 0; k <= 4; k++) { const v = lo + ((hi - lo) * k) / 4; svg.append(s('line', { x1: x(v), x2: x(v), y1: 10, y2: H - 24, stroke: '#eef1f5' }), s('text', { x: x(v), y: H - 8, 'text-anchor': 'middle' }, v.toFixed(2))); }
+    const svg = s('svg', { class: 'chart', viewBox: `0 0 ${W} ${H}`, width: W, role: 'img', 'aria-label': axis });
+    for (const v of ticks) svg.append(s('line', { x1: x(v), x2: x(v), y1: 10, y2: H - 24, stroke: '#eef1f5' }), s('text', { x: x(v), y: H - 8, 'text-anchor': 'middle' }, v.toFixed(digits)));
     if (chance !== undefined) svg.append(s('line', { x1: x(chance), x2: x(chance), y1: 10, y2: H - 24, stroke: '#999', 'stroke-dasharray': '4 3' }), s('text', { x: x(chance) + 3, y: 20 }, 'chance'));
     items.forEach((it, i) => {
       const y = 24 + i * rowH;
@@ -187,7 +197,7 @@
         s('circle', { cx: x(it.mean), cy: y, r: 4, fill: '#2457c5' }, s('title', {}, `${it.label}: ${f3(it.mean)} [${f3(it.low)}, ${f3(it.high)}]`)));
     });
     svg.append(s('text', { x: (L + W) / 2, y: H - 22 + 14, 'text-anchor': 'middle', 'font-weight': 600 }, ''));
-    return h('figure', {}, svg, h('figcaption', { class: 'small muted' }, axis + ' (proportion, 0–1), mean and 95% bootstrap CI' + (chance !== undefined ? '; dashed: chance' : '')));
+    return h('figure', {}, svg, h('figcaption', { class: 'small muted' }, `${axis} (proportion, 0–1), ${caption ?? 'mean and 95% bootstrap CI'}` + (chance !== undefined ? '; dashed: chance (0.5)' : '')));
   }
   /** A curve: raw points (light) and their smoothed trend (EMA, stated in the caption). */
   function lineChart(series, { smooth = 0.8 } = {}) {
@@ -515,7 +525,7 @@
       }
     }
     if (res.prm) {
-      out.push(h('h2', {}, 'PRM pair accuracy (held-out pairs)'), ciChart([{ label: 'all pairs', mean: res.prm.accuracy, low: res.prm.accuracy, high: res.prm.accuracy }, ...Object.entries(res.prm.by_type || {}).map(([k, v]) => ({ label: `preferred ${k} (n ${v.n})`, mean: v.accuracy, low: v.accuracy, high: v.accuracy }))], { axis: 'pair accuracy', chance: 0.5 }));
+      out.push(h('h2', {}, 'PRM pair accuracy (held-out pairs)'), ciChart([{ label: 'all pairs', mean: res.prm.accuracy, low: res.prm.accuracy, high: res.prm.accuracy }, ...Object.entries(res.prm.by_type || {}).map(([k, v]) => ({ label: `preferred ${k} (n ${v.n})`, mean: v.accuracy, low: v.accuracy, high: v.accuracy }))], { axis: 'pair accuracy', chance: 0.5, caption: 'share of held-out pairs where the PRM scores the preferred step higher' }));
     }
     // What else this output holds: the same folder and the folders beside it (a recipe's seeds, an eval's stages).
     const scope = r.rel.split('/').length > 1 && !Array.isArray(res.claims) ? r.rel.split('/').slice(0, -1).join('/') : r.rel;

@@ -34,6 +34,7 @@ export default {
         { text: 'Reproduce a paper with its recipe', link: '/guides/reproduce-a-paper' },
         { text: 'Use the library', link: '/guides/library' },
         { text: 'Write a plugin', link: '/guides/plugins' },
+        { text: 'Look at outputs in the browser', link: '/guides/view' },
       ] },
       { text: 'Papers', items: [
         { text: 'How claims are tested', link: '/papers/' },
