@@ -109,7 +109,7 @@ export interface Series {
   points: [number, number][];
 }
 
-/** The training curves of a gym policy's or a PRM's training record, or of a TRL trainer_state.json. */
+/** The training curves of a gym policy's or a PRM's training record, or of TRL's log_history (trainer_state.json's, or ragtrail's log_history.jsonl). */
 export function trainingSeries(value: unknown): { series: Series[]; scalars: Record<string, number> } {
   const series: Series[] = [];
   const scalars: Record<string, number> = {};
@@ -276,7 +276,10 @@ export class ViewData {
   /** A training record's curves. */
   training(id: string): { id: string; title: string; rel: string; series: Series[]; scalars: Record<string, number> } {
     const s = this.source(id, 'training');
-    return { id, title: s.title, rel: s.rel, ...trainingSeries(readJsonFile(s.files['log'])) };
+    const path = s.files['log']!;
+    // ragtrail's TRL runs write TRL's log_history one entry a line; a bad line is left out of the curves.
+    const value = path.endsWith('.jsonl') ? { log_history: readFileSync(path, 'utf8').split('\n').flatMap((l) => { try { return l.trim() ? [JSON.parse(l) as unknown] : []; } catch { return []; } }) } : readJsonFile(path);
+    return { id, title: s.title, rel: s.rel, ...trainingSeries(value) };
   }
 }
 

@@ -1,7 +1,8 @@
 /**
  * What `ragtrail view` shows: the ragtrail outputs found under the folders it is given, recursively — runs
  * (trajectories.jsonl), annotations (trees.jsonl / pairs.jsonl), results (an eval's or a recipe's
- * results.json) and training logs (a gym policy's or a PRM's training record, a TRL trainer_state.json).
+ * results.json) and training logs (a gym policy's or a PRM's training record, the log_history.jsonl of
+ * `ragtrail train --engine trl` and the LLM loop, a transformers trainer_state.json).
  * A folder is recognised by the files ragtrail writes there, so a whole tree of outputs (a recipe with its
  * seeds and stages) is found at once.
  */
@@ -80,11 +81,11 @@ function sourcesIn(dir: string, rel: string): Source[] {
       out.push({ id: idOf(`${dir}#results`), kind: 'results', dir, rel, title, files });
     }
   }
-  for (const f of ['policy.json', 'prm.json', 'trainer_state.json']) {
+  for (const f of ['policy.json', 'prm.json', 'trainer_state.json', 'log_history.jsonl']) {
     if (!has(f)) continue;
     const path = join(dir, f);
     // Policies and PRMs can be large (weights); only their size is checked here, the log is read on demand.
-    if (f !== 'trainer_state.json') {
+    if (f === 'policy.json' || f === 'prm.json') {
       const head = readJson(path);
       if (!isObject(head) || !('training' in head)) continue;
     }

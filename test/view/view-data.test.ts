@@ -5,7 +5,7 @@
  * no paths, CSP) and the bundle's data scripts are checked as a browser would meet them.
  */
 import assert from 'node:assert/strict';
-import { appendFileSync, cpSync, readdirSync, readFileSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -106,6 +106,12 @@ describe('view: sources, rows, trees, results and curves from a demo output', ()
     // A TRL trainer_state.json's log_history, and a PRM's losses by epoch.
     const trl = trainingSeries({ log_history: [{ step: 1, loss: 0.9, learning_rate: 1e-5 }, { step: 2, loss: 0.7, learning_rate: 1e-5 }, { step: 2, eval_loss: 0.8 }] });
     assert.deepEqual(trl.series.map((x) => [x.name, x.points]), [['loss', [[1, 0.9], [2, 0.7]]], ['learning_rate', [[1, 1e-5], [2, 1e-5]]]]);
+    // ragtrail's TRL runs: log_history.jsonl, a line per entry (a bad line left out).
+    const trlDir = join(tmp.dir, 'trl-run');
+    mkdirSync(trlDir, { recursive: true });
+    writeFileSync(join(trlDir, 'log_history.jsonl'), '{"step": 5, "loss": 1.5}\nnot json\n{"step": 10, "loss": 1.25}\n');
+    const trlData = new ViewData(findSources([trlDir]));
+    assert.deepEqual(trlData.training(trlData.sources[0]!.id).series, [{ name: 'loss', x: 'step', points: [[5, 1.5], [10, 1.25]] }]);
     assert.deepEqual(trainingSeries({ training: { losses: [0.69, 0.6], heldOutAccuracy: 0.55 } }), { series: [{ name: 'loss', x: 'epoch', points: [[1, 0.69], [2, 0.6]] }], scalars: { heldOutAccuracy: 0.55 } });
   });
 
