@@ -13,8 +13,8 @@ export { type EpisodeOptions, runEpisode, runQuestions, type RunOptions, type Ru
 export { type BuiltSystem, buildSystem, type SelectMethod, type SystemSpec } from './systems.js';
 export { type EvalProgress, readEvalConfig, runEval } from './harness.js';
 export type { Cell, Curve, DatasetSpec, EvalConfig, EvalResults } from './results.js';
-export { renderHtml, renderMarkdown, writeReport } from './report.js';
-export type { LinePoint, LineSeries } from './svg.js';
+export { renderHtml, renderMarkdown, type ReportOptions, writeReport } from './report.js';
+export type { LinePoint, LineSeries, RefLine } from './svg.js';
 export { ANSWER_METRICS, type AnswerMetric, comparePaired, type PairedComparison, type QuestionScore, scorePredictions, type ScoreReport } from './score.js';
 export { loadPredictions, type Predictions } from './predictions.js';
 export { readTrajectories, summarize, type RunSummary } from './trajectories.js';

@@ -6,7 +6,7 @@ import type { AnnotationStats } from '../process/stats.js';
 import type { PairEval } from '../prm/trained.js';
 import type { SearchMethod } from '../retrieval/index-dir.js';
 import type { MeanCI } from './stats.js';
-import type { LineSeries } from './svg.js';
+import type { LineSeries, RefLine } from './svg.js';
 import type { SystemSpec } from './systems.js';
 
 /** One dataset of an evaluation. */
@@ -70,6 +70,10 @@ export interface Curve {
   series: LineSeries[];
   yMin?: number;
   yMax?: number;
+  /** A centred moving mean over this many points drawn over the raw ones (noisy curves: RL rewards by batch); the caption says so. */
+  trend?: number;
+  /** A dashed reference line, e.g. chance (0.5) on a pair accuracy. */
+  refLine?: RefLine;
 }
 
 /** Everything `runEval` measured, as written to results.json. */

@@ -12,7 +12,7 @@
  *   not-lower  ci[0] > −margin (non-inferiority at the margin)
  */
 import { pairedBootstrap, pairedTTest } from '../eval/stats.js';
-import type { ClaimMetric, RecipeClaim } from './recipe.js';
+import type { ClaimMetric, Recipe, RecipeClaim } from './recipe.js';
 
 export interface ClaimRow {
   paper: string;
@@ -61,4 +61,40 @@ export function testClaim(paper: string, claim: RecipeClaim, perSeed: readonly {
 export function claimLine(c: ClaimRow): string {
   const f = (x: number) => (x >= 0 ? '+' : '') + x.toFixed(3);
   return `${c.holds ? 'HOLDS' : 'does not hold'} — ${c.claim}: ${c.metric} ${c.treatment} ${c.treatmentMean.toFixed(3)} vs ${c.control} ${c.controlMean.toFixed(3)}, Δ ${f(c.delta)} [${f(c.ci[0])}, ${f(c.ci[1])}], p ${c.p < 0.001 ? '< .001' : c.p.toFixed(3)}, n ${c.n} (per seed: ${c.seeds.map((s) => f(s.delta)).join(', ')})`;
+}
+
+/** Candidates per step of a recipe's PRM best-of-N systems when the recipe leaves `n` out (eval/systems.ts). */
+const DEFAULT_BEST_OF = 10;
+const BEST_OF = /best-of-\d+/g;
+
+/**
+ * The recipe with texts that say what the run does, built from its settings rather than from the
+ * words the YAML was written with: each PRM best-of-N system's name carries its `n` ("base + PRM
+ * best-of-10" with n 4 becomes "base + PRM best-of-4"), the claims' treatment and control follow the
+ * renamed systems, and "best-of-K" in a claim's text takes the N of the best-of-N system(s) it compares
+ * (where they share one N), in the description the N of every such system (where they share one).
+ * A recipe whose texts already agree with its settings comes back equal.
+ */
+export function withRunSettings(recipe: Recipe): Recipe {
+  const r = structuredClone(recipe);
+  const nOf = new Map<string, number>();
+  const renamed = new Map<string, string>();
+  for (const s of r.evaluate.systems) {
+    if (s.select !== 'prm') continue;
+    const n = s.n ?? DEFAULT_BEST_OF;
+    const name = s.name.replace(BEST_OF, `best-of-${n}`);
+    renamed.set(s.name, name);
+    s.name = name;
+    nOf.set(name, n);
+  }
+  const single = (ns: number[]) => (new Set(ns).size === 1 ? ns[0] : undefined);
+  for (const c of r.claims) {
+    c.treatment = renamed.get(c.treatment) ?? c.treatment;
+    c.control = renamed.get(c.control) ?? c.control;
+    const n = single([c.treatment, c.control].flatMap((x) => (nOf.has(x) ? [nOf.get(x)!] : [])));
+    if (n !== undefined) c.claim = c.claim.replace(BEST_OF, `best-of-${n}`);
+  }
+  const n = single([...nOf.values()]);
+  if (n !== undefined) r.description = r.description.replace(BEST_OF, `best-of-${n}`);
+  return r;
 }

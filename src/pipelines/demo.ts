@@ -13,6 +13,7 @@
  */
 import type { LLMOptions } from '../llm/create.js';
 import { type PipelineResult, runPipeline } from './pipeline.js';
+import { withRunSettings } from './claims.js';
 import { loadRecipe, type Recipe } from './recipe.js';
 
 export interface DemoOptions {
@@ -43,20 +44,13 @@ export const DEMO_DEFAULTS: Omit<DemoOptions, 'out'> = { entities: 10_000, train
 export function demoRecipe(o: DemoOptions): Recipe {
   const r = structuredClone(loadRecipe('comparison').recipe);
   r.agent = o.agent as Recipe['agent'];
-  const rename = (name: string) => name.replace(/best-of-\d+/, `best-of-${o.n}`);
   for (const s of r.stages) {
     if (s.kind === 'annotate') s.mcts = { ...s.mcts, simulations: o.simulations };
     if (s.kind === 'train' && s.algo === 'grpo') s.settings = { ...s.settings, epochs: o.grpoEpochs };
   }
-  for (const s of r.evaluate.systems) {
-    s.name = rename(s.name);
-    if (s.select === 'prm') s.n = o.n;
-  }
-  for (const c of r.claims) {
-    c.treatment = rename(c.treatment);
-    c.control = rename(c.control);
-  }
-  return r;
+  for (const s of r.evaluate.systems) if (s.select === 'prm') s.n = o.n;
+  // The systems' names, the claims and the description say best-of-N with the N set here (`--n`), not the YAML's.
+  return withRunSettings(r);
 }
 
 export async function runDemo(options: Partial<DemoOptions> & { out: string }): Promise<PipelineResult> {

@@ -29,6 +29,7 @@ import { loadDatasetAll } from '../corpus/dataset.js';
 import { generateWorld, type QuestionMix, writeWorld } from '../corpus/world/index.js';
 import { RagEnv, type State } from '../env/env.js';
 import { type Curve, type EvalResults, runDir, runEval } from '../eval/harness.js';
+import { trendWindow } from '../eval/svg.js';
 import { writeReport } from '../eval/report.js';
 import { runQuestions } from '../eval/run.js';
 import type { SystemSpec } from '../eval/systems.js';
@@ -469,14 +470,15 @@ export function trlTrainingCurves(models: string): Curve[] {
     if (!existsSync(path)) return [];
     return readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, number>);
   };
+  const chance = { y: 0.5, label: 'chance' };
   const series = (name: string, key: string) => ({ name, points: read(name).filter((r) => typeof r[key] === 'number' && r['step'] !== undefined && !('train_runtime' in r)).map((r) => ({ x: r['step']!, y: r[key]! })) });
   return [
     { title: 'Warm-up and SFT (TRL SFTTrainer): loss on the assistant tokens', xLabel: 'step', yLabel: 'loss', series: [series('warmup', 'loss'), series('sft', 'loss'), series('direct', 'loss')], yMin: 0 },
     // A loss and an accuracy do not share a unit: each gets its own chart and axis.
     { title: 'Step-DPO (TRL DPOTrainer): loss', xLabel: 'step', yLabel: 'DPO loss', series: [{ ...series('dpo', 'loss'), name: 'dpo loss' }], yMin: 0 },
-    { title: 'Step-DPO (TRL DPOTrainer): reward accuracy (chosen step rewarded higher)', xLabel: 'step', yLabel: 'reward accuracy', series: [{ ...series('dpo', 'rewards/accuracies'), name: 'dpo reward accuracy' }], yMin: 0, yMax: 1 },
-    { title: 'GRPO (TRL GRPOTrainer): mean episode reward (EM)', xLabel: 'step', yLabel: 'reward', series: [series('grpo', 'reward')], yMin: 0 },
+    { title: 'Step-DPO (TRL DPOTrainer): reward accuracy (chosen step rewarded higher)', xLabel: 'step', yLabel: 'reward accuracy', series: [{ ...series('dpo', 'rewards/accuracies'), name: 'dpo reward accuracy' }], yMin: 0, yMax: 1, refLine: chance },
+    { title: 'GRPO (TRL GRPOTrainer): mean episode reward (EM)', xLabel: 'step', yLabel: 'reward', series: [series('grpo', 'reward')], yMin: 0, trend: trendWindow(series('grpo', 'reward').points.length) },
     { title: 'PRM (TRL RewardTrainer): loss', xLabel: 'step', yLabel: 'PRM loss', series: [{ ...series('prm', 'loss'), name: 'prm loss' }], yMin: 0 },
-    { title: 'PRM (TRL RewardTrainer): pair accuracy', xLabel: 'step', yLabel: 'pair accuracy', series: [{ ...series('prm', 'accuracy'), name: 'prm pair accuracy' }], yMin: 0, yMax: 1 },
-  ].map((c) => ({ ...c, series: c.series.filter((s) => s.points.length > 0) })).filter((c) => c.series.length > 0);
+    { title: 'PRM (TRL RewardTrainer): pair accuracy', xLabel: 'step', yLabel: 'pair accuracy', series: [{ ...series('prm', 'accuracy'), name: 'prm pair accuracy' }], yMin: 0, yMax: 1, refLine: chance },
+  ].map((c): Curve => ({ ...c, series: c.series.filter((s) => s.points.length > 0) })).filter((c) => c.series.length > 0);
 }

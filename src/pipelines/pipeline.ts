@@ -25,6 +25,7 @@ import { inDatasetOrder } from '../core/order.js';
 import type { Action } from '../core/trajectory.js';
 import { type Curve, type EvalResults, runDir, runEval } from '../eval/harness.js';
 import { writeReport } from '../eval/report.js';
+import { trendWindow } from '../eval/svg.js';
 import type { SystemSpec } from '../eval/systems.js';
 import { readTrajectories } from '../eval/trajectories.js';
 import { createPrm } from '../prm/select.js';
@@ -34,7 +35,7 @@ import { GymPolicy, type SavedGymPolicy } from '../learn/gym/policy.js';
 import { type LogEntry, OFFLINE_DEFAULTS, rlDefaults, type RlAlgo, trainDpo, trainRl, trainSft } from '../learn/gym/train.js';
 import { readTrees } from '../process/tree.js';
 import { trajectoryCitationPrecision } from '../eval/citations.js';
-import { claimLine, type ClaimRow, testClaim } from './claims.js';
+import { claimLine, type ClaimRow, testClaim, withRunSettings } from './claims.js';
 import { LlmEngine, type LlmEngineOptions } from './pipeline-llm.js';
 import type { ClaimMetric, Recipe, Stage } from './recipe.js';
 import { annotateStage, demonstrate, describeStage, openSeed, prmSpec, prmStage, type Seed, stageQuestions } from './stages.js';
@@ -164,9 +165,11 @@ function trainingCurves(ctx: Seed): Curve[] {
     if (st.algo === 'sft' || st.algo === 'dpo' || st.algo === 'rft') {
       const what = st.algo === 'dpo' ? 'step-level DPO' : st.algo.toUpperCase();
       curves.push({ title: `${st.id}: ${what} loss by epoch`, xLabel: 'epoch', yLabel: 'loss', series: [{ name: 'loss', points: pts('loss') }], yMin: 0 });
-      if (st.algo === 'dpo') curves.push({ title: `${st.id}: pair accuracy by epoch (share of pairs the policy ranks as labelled)`, xLabel: 'epoch', yLabel: 'pair accuracy', series: [{ name: 'pair accuracy', points: pts('pairAccuracy') }], yMin: 0, yMax: 1 });
+      if (st.algo === 'dpo') curves.push({ title: `${st.id}: pair accuracy by epoch (share of pairs the policy ranks as labelled, a tie 0.5)`, xLabel: 'epoch', yLabel: 'pair accuracy', series: [{ name: 'pair accuracy', points: pts('pairAccuracy') }], yMin: 0, yMax: 1, refLine: { y: 0.5, label: 'chance' } });
     } else {
-      curves.push({ title: `${st.id}: mean reward of the sampled episodes by batch (${st.algo})`, xLabel: 'batch', yLabel: 'mean reward', series: [{ name: 'reward', points: pts('reward') }] });
+      // One batch's mean reward is noisy: a moving mean over the batches shows the trend.
+      const reward = pts('reward');
+      curves.push({ title: `${st.id}: mean reward of the sampled episodes by batch (${st.algo})`, xLabel: 'batch', yLabel: 'mean reward', series: [{ name: 'reward', points: reward }], ...(trendWindow(reward.length) && { trend: trendWindow(reward.length) }) });
     }
   }
   return curves;
@@ -244,7 +247,9 @@ async function runSeed(o: PipelineOptions, seed: number, log: (l: string) => voi
   }
 }
 
-export async function runPipeline(o: PipelineOptions): Promise<PipelineResult> {
+export async function runPipeline(options: PipelineOptions): Promise<PipelineResult> {
+  // Names and claim texts from the run's settings (best-of-N with the systems' N), not the YAML's words.
+  const o = { ...options, recipe: withRunSettings(options.recipe) };
   const log = o.log ?? ((l: string) => console.error(l));
   const out = resolve(o.out);
   makeDir(out);

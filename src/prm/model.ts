@@ -126,15 +126,25 @@ export class ScoreModel {
   }
 }
 
-/** Mean Bradley–Terry loss and pair accuracy (r⁺ > r⁻) of a model on pairs. */
+/**
+ * One pair's share of a pair accuracy: 1 when the chosen side scores higher, 0 when lower, and 0.5 on
+ * a tie, so that a model that cannot tell the two apart (all weights zero, equal log-probabilities)
+ * stands at chance, 0.5, rather than at 0. The PRM's pair accuracy and the step-DPO training curve's
+ * both count this way.
+ */
+export function pairCredit(chosen: number, rejected: number): number {
+  return chosen > rejected ? 1 : chosen < rejected ? 0 : 0.5;
+}
+
+/** Mean Bradley–Terry loss and pair accuracy (r⁺ > r⁻ counts 1, a tie 0.5: {@link pairCredit}) of a model on pairs. */
 export function evaluatePairs(model: ScoreModel, pairs: readonly PairX[]): { loss: number; accuracy: number } {
   if (pairs.length === 0) return { loss: 0, accuracy: 0 };
   let loss = 0;
   let right = 0;
   for (const p of pairs) {
-    const d = model.score(p.chosen) - model.score(p.rejected);
-    loss += negLogSigmoid(d);
-    if (d > 0) right++;
+    const [chosen, rejected] = [model.score(p.chosen), model.score(p.rejected)];
+    loss += negLogSigmoid(chosen - rejected);
+    right += pairCredit(chosen, rejected);
   }
   return { loss: loss / pairs.length, accuracy: right / pairs.length };
 }

@@ -11,7 +11,7 @@ import type { Step } from '../core/trajectory.js';
 import type { State } from '../env/env.js';
 import { createEmbedder, type Embedder } from '../retrieval/embedders/embedder.js';
 import { FEATURES, featurize } from './features.js';
-import { evaluatePairs, type ModelState, ScoreModel, trainModel, type TrainOptions, type PairX } from './model.js';
+import { evaluatePairs, pairCredit, type ModelState, ScoreModel, trainModel, type TrainOptions, type PairX } from './model.js';
 import type { Candidate, PRM } from './types.js';
 
 export const PRM_FORMAT_VERSION = 1;
@@ -127,24 +127,24 @@ export class TrainedPRM implements PRM {
     return (await featurize(this.embedder, state, candidates)).map((x) => this.model.score(x));
   }
 
-  /** How often the chosen step outscores the rejected one, overall and by the chosen step's type, with the mean Bradley–Terry loss. */
+  /** How often the chosen step outscores the rejected one (a tie counts 0.5), overall and by the chosen step's type, with the mean Bradley–Terry loss. */
   async evaluate(pairs: readonly PrmPairRecord[]): Promise<PairEval> {
     const xs = await pairFeatures(this.embedder, pairs);
     const byType: Record<string, { n: number; accuracy: number }> = {};
     let right = 0;
     xs.forEach((x, i) => {
-      const ok = this.model.score(x.chosen) > this.model.score(x.rejected);
-      if (ok) right++;
+      const credit = pairCredit(this.model.score(x.chosen), this.model.score(x.rejected));
+      right += credit;
       const t = pairs[i]!.chosen.type;
       const b = (byType[t] ??= { n: 0, accuracy: 0 });
-      b.accuracy = (b.accuracy * b.n + (ok ? 1 : 0)) / (b.n + 1);
+      b.accuracy = (b.accuracy * b.n + credit) / (b.n + 1);
       b.n++;
     });
     return { n: pairs.length, accuracy: pairs.length ? right / pairs.length : 0, by_type: byType, loss: evaluatePairs(this.model, xs).loss };
   }
 }
 
-/** Pairwise accuracy of a PRM on preference pairs (ties count as wrong), by action type, and its mean loss. */
+/** Pairwise accuracy of a PRM on preference pairs (a tie counts 0.5: {@link pairCredit}), by action type, and its mean loss. */
 export interface PairEval {
   n: number;
   accuracy: number;

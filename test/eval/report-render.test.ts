@@ -5,7 +5,9 @@
  * series, axis titles, ticks at nice numbers, pale bars for small n, error bars, tables that fit the
  * page without wrapping. A second page adds the plots the offline demo does not draw: the TRL loop's
  * training curves (from log_history files in TRL's format) and the annotation's reward-gap histogram.
- * Screenshots go to a temporary folder named in the test's output.
+ * A third renders the full-size demo's report (test/fixtures/report/demo-seed0.json) at 1280 and 800 px:
+ * the page never wider than the window, scatter labels clear of the whiskers, n under every F1 bar, the
+ * chance line. Screenshots go to a temporary folder named in the test's output.
  */
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -107,7 +109,7 @@ function assertNice(ticks: string[], what: string): void {
   for (const x of v) assert.ok(Math.abs(x / step - Math.round(x / step)) < 1e-6, `${what}: ${x} is not a multiple of ${step}`);
 }
 
-const overlap = (a: SvgInfo['texts'][number], b: SvgInfo['texts'][number]) => a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
+const overlap = (a: { x: number; y: number; w: number; h: number }, b: { x: number; y: number; w: number; h: number }) => a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
 
 /** What every chart must satisfy: nothing outside the drawing, titled axes, a title clear of the rest, nice y ticks. */
 function assertChart(c: SvgInfo): void {
@@ -136,7 +138,7 @@ describe('the report as rendered by Chromium', () => {
     assert.deepEqual(f1.legend, systems, 'every system in the legend, in order');
     assert.deepEqual(f1.ticksX, ['0', '1', '2', '3', '4', '5+'], 'bucket labels without unexplained counts');
     assert.deepEqual(f1.axisTitles, ['mean F1', 'retrieval steps (searches) in the episode']);
-    // Each bar's n is in its tooltip; the ones from fewer than 3 questions are pale and carry "n=k".
+    // Each bar's n is in its tooltip and written under it; the ones from fewer than 3 questions are pale.
     const cell = demo.seeds[0]!.results.cells;
     const expectedBars = cell.flatMap((c) => c.f1ByRetrievals.filter((b) => b.n > 0));
     assert.equal(f1.bars.length, expectedBars.length);
@@ -148,14 +150,21 @@ describe('the report as rendered by Chromium', () => {
       if (b.pale) pale++;
     }
     assert.ok(pale > 0, 'this run has small buckets, so pale bars are exercised');
-    assert.equal(f1.texts.filter((x) => /^n=[12]$/.test(x.text)).length, pale, 'every pale bar is labelled with its n');
+    // One n under every slot, bar or not: the bar's n, or "–" where the bucket has no questions.
+    const ns = f1.texts.filter((x) => x.cls === 'bar-n');
+    assert.equal(ns.length, 6 * systems.length);
+    assert.deepEqual(ns.filter((x) => x.text !== '–').map((x) => Number(x.text)).sort((a, b) => a - b), expectedBars.map((b) => b.n).sort((a, b) => a - b));
+    for (let i = 1; i < ns.length; i++) assert.ok(!overlap(ns[i - 1]!, ns[i]!), `n labels "${ns[i - 1]!.text}" and "${ns[i]!.text}" overlap`);
 
     const acc = all.find((c) => c.title === 'Accuracy against retrieval count')!;
     assertNice(acc.ticksX, 'accuracy chart x axis');
     assert.equal(acc.whiskers, cell.length, 'an error bar per system');
     assert.deepEqual(acc.legend, ['world-test', 'whiskers: 95% CI']);
 
-    for (const c of all.filter((x) => x.title.includes('by epoch') || x.title.includes('by batch'))) assert.equal(c.legend.length, 1, `${c.title}: one quantity per chart`);
+    // One quantity per chart (a noisy one with its moving mean: two legend items, both that quantity).
+    for (const c of all.filter((x) => x.title.includes('by epoch') || x.title.includes('by batch'))) {
+      assert.ok(c.legend.length >= 1 && c.legend.every((l) => l.startsWith(c.legend[0]!.split(' ')[0]!)), `${c.title}: one quantity per chart (${c.legend.join(', ')})`);
+    }
 
     const tbls = await tables(page);
     assert.ok(tbls.length >= 4);
@@ -196,6 +205,49 @@ describe('the report as rendered by Chromium', () => {
     assertNice(gap.ticksY, 'gap histogram y axis');
     assert.ok(gap.ticksY.every((x) => Number.isInteger(Number(x))), 'whole-number ticks for counts');
     await page.close();
+  });
+
+  it('a full-size demo report at 1280 and 800 px: the page never overflows, labels clear of whiskers, n under every bar, chance line', { skip: NO_CHROMIUM }, async (t) => {
+    // The default demo's seed-0 results (200 test questions, five systems), its folder written as /runs/demo.
+    const fixture = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'fixtures', 'report', 'demo-seed0.json'), 'utf8')) as { results: EvalResults; grpoReward: number[]; dpoPairAccuracy: number[] };
+    const curves = [
+      { title: 'step-dpo: pair accuracy by epoch', xLabel: 'epoch', yLabel: 'pair accuracy', series: [{ name: 'pair accuracy', points: fixture.dpoPairAccuracy.map((y, x) => ({ x, y })) }], yMin: 0, yMax: 1, refLine: { y: 0.5, label: 'chance' } },
+      { title: 'grpo: mean reward of the sampled episodes by batch (grpo)', xLabel: 'batch', yLabel: 'mean reward', series: [{ name: 'reward', points: fixture.grpoReward.map((y, i) => ({ x: i + 1, y })) }], trend: 7 },
+    ];
+    const html = renderHtml({ ...fixture.results, curves }, { dir: '/runs/demo' });
+    for (const width of [1280, 800]) {
+      const page = await browser.newPage({ viewport: { width, height: 900 } });
+      await page.setContent(html);
+      await page.screenshot({ path: join(shots, `full-demo-${width}.png`), fullPage: true });
+      t.diagnostic(`screenshot: ${join(shots, `full-demo-${width}.png`)}`);
+      const box = await page.$eval('html', (root) => ({ page: root.scrollWidth, window: root.clientWidth, scrolled: [...root.querySelectorAll('.table')].map((d) => d.scrollWidth - d.clientWidth) }));
+      assert.ok(box.page <= box.window, `${width} px: the page is ${box.page} px wide`);
+      assert.deepEqual(box.scrolled, box.scrolled.map(() => 0), `${width} px: every table fits its box (scrolled by ${box.scrolled.join(', ')} px)`);
+      const all = await charts(page);
+      all.forEach(assertChart);
+      // Scatter labels: clear of every whisker, every point and one another.
+      const shapes = await page.$eval('svg[aria-label="Accuracy against retrieval count"]', (svg) => {
+        // Boxes relative to the drawing, labels first (no named helper: tsx would wrap it in a __name the page lacks).
+        const frame = svg.getBoundingClientRect();
+        const all = [...svg.querySelectorAll('.point-label, path.whisker, circle')].map((e) => {
+          const b = e.getBoundingClientRect();
+          return { label: e.classList.contains('point-label'), text: e.textContent ?? '', x: b.left - frame.left, y: b.top - frame.top, w: b.width, h: b.height };
+        });
+        return { labels: all.filter((b) => b.label), marks: all.filter((b) => !b.label) };
+      });
+      assert.equal(shapes.labels.length, 5);
+      for (const [i, l] of shapes.labels.entries()) {
+        for (const m of shapes.marks) assert.ok(!overlap(l, m), `${width} px: label "${l.text}" over a whisker or point at x ${m.x.toFixed(0)}, y ${m.y.toFixed(0)}`);
+        for (const o of shapes.labels.slice(i + 1)) assert.ok(!overlap(l, o), `${width} px: labels "${l.text}" and "${o.text}" overlap`);
+      }
+      const f1 = all.find((c) => c.title.startsWith('F1 by number of retrieval steps'))!;
+      const ns = f1.texts.filter((x) => x.cls === 'bar-n');
+      assert.equal(ns.length, 30);
+      for (let i = 1; i < ns.length; i++) assert.ok(!overlap(ns[i - 1]!, ns[i]!), `${width} px: n labels "${ns[i - 1]!.text}" and "${ns[i]!.text}" overlap`);
+      const prm = all.find((c) => c.title.startsWith('PRM pair accuracy'))!;
+      assert.ok(prm.texts.some((x) => x.cls === 'ref-label' && x.text === 'chance'));
+      await page.close();
+    }
   });
 
   it('niceTicks: steps of 1, 2 or 5 × 10^k covering the range', () => {

@@ -173,6 +173,8 @@ describe('gym trainers on a tiny world', () => {
     assert.ok(pairs.length >= 20, `${pairs.length} pairs`);
     const log = trainDpo(GymPolicy.fresh(protocol), pairs, { epochs: 15 });
     assert.ok(Math.abs(log[0]!.loss - Math.log(2)) < 1e-9);
+    // The untrained policy ties every pair: chance (a tie counts 0.5), not 0.
+    assert.equal(log[0]!['pairAccuracy'], 0.5);
     assert.ok(log.at(-1)!.loss < Math.log(2) - 0.05, `final loss ${log.at(-1)!.loss}`);
     assert.ok(log.at(-1)!['pairAccuracy']! > 0.55, `pair accuracy ${log.at(-1)!['pairAccuracy']}`);
   });

@@ -17,7 +17,7 @@
 import { Rng } from '../../core/rng.js';
 import type { Question } from '../../core/types.js';
 import type { RagEnv } from '../../env/env.js';
-import { Adam } from '../../prm/model.js';
+import { Adam, pairCredit, type ScoreModel } from '../../prm/model.js';
 import type { PRM } from '../../prm/types.js';
 import { contextFor } from '../../rewards/apply.js';
 import { type ProragForm, proragStepRewards } from '../../rewards/prorag.js';
@@ -130,13 +130,26 @@ export function trainSft(policy: GymPolicy, data: readonly StateAction[], config
   return offlineLoop(policy, demos, cfg, (b, g) => controlSftLoss(policy.model, b, cfg.controlWeight, g), onLog);
 }
 
-/** Step-level DPO against the policy as it was before training (or reference-free). */
+/**
+ * Pair accuracy of a policy head on step pairs: the mean over pairs of 1 where the chosen step has the
+ * higher log-probability, 0 where the rejected one has, 0.5 on a tie ({@link pairCredit}, as the PRM's
+ * pair accuracy counts); 0 for no pairs.
+ */
+export function stepPairAccuracy(model: ScoreModel, pairs: readonly StepPair[]): number {
+  return pairs.length ? mean(pairs.map((p) => pairCredit(logProb(model, p.choice, p.chosen), logProb(model, p.choice, p.rejected)))) : 0;
+}
+
+/**
+ * Step-level DPO against the policy as it was before training (or reference-free). Each log entry
+ * carries `pairAccuracy`: the share of pairs whose chosen step the policy gives the higher
+ * log-probability, a tie counting 0.5 as in the PRM's pair accuracy ({@link pairCredit}), so that the
+ * untrained policy (all weights zero: every candidate equally likely) starts at 0.5, not 0.
+ */
 export function trainDpo(policy: GymPolicy, data: readonly StatePair[], config: Partial<OfflineConfig> = {}, onLog?: (e: LogEntry) => void): LogEntry[] {
   const cfg = { ...OFFLINE_DEFAULTS, ...config };
   const pairs = toStepPairs(policy, data, cfg.referenceFree);
-  const accuracy = () => mean(pairs.map((p) => (logProb(policy.model, p.choice, p.chosen) > logProb(policy.model, p.choice, p.rejected) ? 1 : 0)));
   return offlineLoop(policy, pairs, cfg, (b, g) => stepDpoLoss(policy.model, b, cfg.beta, g), (e) => {
-    e['pairAccuracy'] = accuracy();
+    e['pairAccuracy'] = stepPairAccuracy(policy.model, pairs);
     onLog?.(e);
   });
 }
