@@ -107,7 +107,8 @@ describe('PRM-guided selection (RAG-Gym Alg. 1)', () => {
     const guided = new PrmGuidedPolicy(inner, prm, 5, 1.0);
     const [best] = await guided.propose(state, { seed: 3 });
     assert.deepEqual(best!.action, { type: 'search', query: 'b' }); // b and d tie at 0.9: the first wins
-    assert.deepEqual(best!.selection, { candidates: 4, score: 0.9 }); // the repeated "a" is scored once
+    // The repeated "a" is scored once; each candidate's score is kept for reading the run (ragtrail view).
+    assert.deepEqual(best!.selection, { candidates: 4, score: 0.9, scored: ['a', 'b', 'c', 'd'].map((q) => ({ action: { type: 'search', query: q }, score: scores[q] })) });
     assert.deepEqual(inner.seen[0], { n: 5, temperature: 1.0, seed: 3 });
     assert.equal(argmax([3, 7, 7, 1]), 1);
   });
