@@ -36,8 +36,9 @@ describe('Search-R1 outputs from a real run (test/fixtures/data/trajectories)', 
 
   it('imports every question, and the run scores em 0.088, f1 0.172426, acc 0.096', async () => {
     const out = join(tmp.dir, 'imported');
-    assert.deepEqual(await importRun('search-r1', file, out), { imported: 125, skipped: 0 });
-    assert.deepEqual(await importRun('search-r1', file, out), { imported: 0, skipped: 125 });
+    const errorsPath = join(out, 'import-errors.jsonl');
+    assert.deepEqual(await importRun('search-r1', file, out), { imported: 125, skipped: 0, errors: 0, errorsPath });
+    assert.deepEqual(await importRun('search-r1', file, out), { imported: 0, skipped: 125, errors: 0, errorsPath });
     const ts = await readTrajectories(out);
     assert.deepEqual(ts.map((t) => t.id), records.map((r) => r.id));
     const s = summarize(ts);

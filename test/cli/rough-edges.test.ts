@@ -100,8 +100,11 @@ describe('score', () => {
     assert.equal(oneLineError(ragtrail('score', '--predictions', plain)), `ragtrail: ${plain}:1: no gold answers ("answers" or "golden_answers") in this predictions file (pass --dataset FILE with the questions and their gold answers)`);
     const bad = join(tmp.dir, 'bad-preds.jsonl');
     writeFileSync(bad, '{"id": "test_0", "prediction": "x"}\n{"id": \n');
-    const line = oneLineError(ragtrail('score', '--predictions', bad, '--dataset', bamboogle));
-    assert.match(line, /bad-preds\.jsonl:2: invalid JSON .*\(fix or remove that line\)$/);
+    // A bad predictions line is an error record (stderr) and the exit status 1; the other lines are scored.
+    const scored = ragtrail('score', '--predictions', bad, '--dataset', bamboogle);
+    assert.equal(scored.code, 1, scored.stderr);
+    assert.match(scored.stderr, /^error record: \{"id":null,"error":".*bad-preds\.jsonl:2: invalid JSON .*\(fix or remove that line\)"\}$/m);
+    assert.doesNotMatch(scored.stderr, /skip-invalid/);
     // A bad dataset line still offers it: there the flag applies.
     const badData = join(tmp.dir, 'bad-data.jsonl');
     writeFileSync(badData, '{"id": "q", "question": "Q?", "golden_answers": ["a"]}\n{"id":\n');

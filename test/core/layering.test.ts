@@ -10,6 +10,8 @@
  * - `pipelines/` composes whole runs from every stage, `plugin.ts` registers into every stage's
  *   registry (and loads the gym policy from learn/), and `index.ts` is the root entry point (it
  *   re-exports metrics from eval/): these three rank after eval/.
+ * - `view/` (`ragtrail view`) reads the files every stage writes, not their code (it imports core/ only),
+ *   so it ranks with pipelines/, after everything whose output it shows.
  * - `cli/` ranks last: it parses flags and calls into any of the above.
  * - env/ and agents/ are one stage, yet inside it agents read the environment's `State`, so env/
  *   must not import agents/ (that edge would make the two one tangle).
@@ -39,6 +41,7 @@ const RANK: Record<string, number> = {
   pipelines: 10,
   'plugin.ts': 10,
   'index.ts': 10,
+  view: 10,
   cli: 11,
 };
 
