@@ -10,6 +10,9 @@ import type { Question } from '../core/types.js';
 import type { Action, Message, RetrievedDoc, Step, TokenUsage } from '../core/trajectory.js';
 import type { Retriever } from '../retrieval/types.js';
 
+/** The reason of a search made after the search budget ran out (the step becomes invalid). */
+export const SEARCH_OVER_BUDGET = 'search after the budget ran out';
+
 /** The retriever an environment searches with and the budgets that end an episode. */
 export interface EnvConfig {
   retriever: Retriever;
@@ -102,7 +105,7 @@ export class RagEnv {
     let searchesLeft = state.searchesLeft;
     if (action.type === 'search') {
       if (searchesLeft <= 0 || state.mustAnswer) {
-        action = { type: 'invalid', reason: 'search after the budget ran out' };
+        action = { type: 'invalid', reason: SEARCH_OVER_BUDGET };
         step.action = action;
       } else {
         const t0 = performance.now();

@@ -22,6 +22,7 @@ import { RagEnv } from '../../src/env/env.js';
 import { EnvService } from '../../src/learn/serve/env-service.js';
 import { createEnvServer, type EnvServer, type EnvServerOptions } from '../../src/learn/serve/serve-env.js';
 import { buildIndex, openRetriever } from '../../src/retrieval/index-dir.js';
+import { BUDGET_FEEDBACK } from '../../src/learn/serve/search-r1-wire.js';
 import { createRetrievalServer } from '../../src/retrieval/server.js';
 import type { Retriever } from '../../src/retrieval/types.js';
 import { episodeScorer } from '../../src/rewards/apply.js';
@@ -226,6 +227,28 @@ describe('serve-env, driven as OpenEnv, verl-tool and Search-R1 drive it', () =>
       assert.equal(first.done, 0);
       const last = read((await call(`${base}/get_observation`, turn('vt-1', `<think> found </think> <answer> ${q.answers[0]} </answer>`, info))).body);
       assert.deepEqual([last.obs, last.done, last.valid, last.reward], ['', 1, 1, 1]);
+    });
+
+    it('refuses a question text that names no question, even beside an index, and an index past the end (no wrap-around)', async () => {
+      const q = questions[5]!;
+      const wrongText = await call(`${base}/get_observation`, turn('vt-x1', '<search> a </search>', { ...extraInfo(q, 5), question: `${q.question} (reworded)` }));
+      assert.equal(wrongText.status, 422);
+      assert.match(wrongText.body.error, /no question has the text .*serve the dataset the client's questions come from, or send question_id/);
+      const past = await call(`${base}/get_observation`, turn('vt-x2', '<search> a </search>', { index: questions.length }));
+      assert.equal(past.status, 422);
+      assert.match(past.body.error, new RegExp(`"index" must be a whole number from 0 to ${questions.length - 1}`));
+      assert.equal((await call(`${base}/get_observation`, turn('vt-x3', '<search> a </search>', { index: questions.length - 1 }))).status, 200);
+    });
+
+    it('a complete search past the search budget is told the budget is spent, not that the turn had no complete pair', async () => {
+      const q = questions[6]!;
+      const info = extraInfo(q, 6);
+      // maxSearches 3 (start()): the fourth search is refused by the environment.
+      for (let i = 0; i < 3; i++) assert.match(read((await call(`${base}/get_observation`, turn('vt-b', `<search> ${q.question} ${i} </search>`, info))).body).obs, /^\n\n<information>/);
+      const fourth = read((await call(`${base}/get_observation`, turn('vt-b', '<search> one more </search>', info))).body);
+      assert.equal(fourth.obs, BUDGET_FEEDBACK);
+      assert.doesNotMatch(fourth.obs, /no complete/);
+      assert.equal(fourth.valid, 0);
     });
 
     it("answers searches with Search-R1's observation text, byte for byte, including no hits", async () => {

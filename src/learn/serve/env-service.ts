@@ -160,12 +160,15 @@ export class EnvService {
       const q = this.byText.get(text.trim());
       if (q) return q;
       if (q === null) throw new HttpError(422, `the question text ${JSON.stringify(text.slice(0, 80))} belongs to several questions: send question_id`);
-      if (data['index'] === undefined) throw new HttpError(422, `no question has the text ${JSON.stringify(text.slice(0, 80))}: send question_id or index`);
+      // A text that names no question is refused even beside an index: serving the question at that index
+      // would score the model's answer against another question's gold (a dataset served out of step).
+      throw new HttpError(422, `no question has the text ${JSON.stringify(text.slice(0, 80))}: serve the dataset the client's questions come from, or send question_id`);
     }
     const index = data['index'];
     if (index !== undefined && index !== null) {
-      if (!Number.isInteger(index) || (index as number) < 0) throw new HttpError(422, '"index" must be a non-negative integer');
-      return this.opts.questions[(index as number) % this.opts.questions.length]!;
+      const n = this.opts.questions.length;
+      if (!Number.isInteger(index) || (index as number) < 0 || (index as number) >= n) throw new HttpError(422, `"index" must be a whole number from 0 to ${n - 1} (the served dataset has ${n} questions)`);
+      return this.opts.questions[index as number]!;
     }
     return undefined;
   }

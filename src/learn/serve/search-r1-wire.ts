@@ -34,5 +34,11 @@ export function informationBlock(docs: readonly Pick<RetrievedDoc, 'passageId' |
 /** `postprocess_predictions`: the turn reader lives with the protocol (agents/search-r1.ts). */
 export { parseSearchR1Turn as parsePrediction } from '../../agents/search-r1.js';
 
+/**
+ * After a complete search the environment refused because the search budget is spent: the turn was well
+ * formed, so saying it had no complete pair (INVALID_FEEDBACK) would teach the model the wrong thing.
+ */
+export const BUDGET_FEEDBACK = '\nNo searches are left, so that search was not run. Give the final answer between <answer> and </answer>.\n';
+
 /** After a turn with neither tag pair (ragtrail's words, Search-R1's framing). */
 export const INVALID_FEEDBACK = '\nThat turn had no complete <search>…</search> or <answer>…</answer>. To look something up, put a query between <search> and </search>; to finish, put the answer between <answer> and </answer>.\n';

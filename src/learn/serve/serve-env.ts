@@ -28,7 +28,14 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { randomBytes } from 'node:crypto';
 import { AUTH_HELP, authorise, HttpError, listen, parseJsonObject, readBody, sendJson, yieldToLoop } from '../../core/http-server.js';
 import { ENV_SCHEMA, type EnvService, FORCED_NOTE, type StepPayload } from './env-service.js';
-import { INVALID_FEEDBACK, informationBlock, parsePrediction } from './search-r1-wire.js';
+import { BUDGET_FEEDBACK, INVALID_FEEDBACK, informationBlock, parsePrediction } from './search-r1-wire.js';
+import { SEARCH_OVER_BUDGET } from '../../env/env.js';
+
+/** Whether a step was a complete search the environment refused because the budget was spent (env/env.ts). */
+function refusedSearch(r: StepPayload): boolean {
+  const action = (r.observation as { metadata?: { action?: { type?: string; reason?: string } } }).metadata?.action;
+  return action?.type === 'invalid' && action.reason === SEARCH_OVER_BUDGET;
+}
 
 /** Options of {@link createEnvServer}. */
 export interface EnvServerOptions {
@@ -102,6 +109,7 @@ async function getObservation(service: EnvService, body: Record<string, unknown>
     if (r.done) text = '';
     else if (!searchR1) text = `\n<information>${obs.text}</information>\n`;
     else if (obs.documents) text = informationBlock(obs.documents.map((d) => ({ passageId: d.id, title: d.title, text: d.text })));
+    else if (refusedSearch(r)) text = BUDGET_FEEDBACK;
     else text = obs.must_answer ? `${INVALID_FEEDBACK}${FORCED_NOTE}\n` : INVALID_FEEDBACK;
     return { obs: { obs: text, reward: r.reward ?? 0 }, done: r.done, valid: obs.valid };
   };
