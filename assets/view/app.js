@@ -457,7 +457,10 @@
       }
       fill(svg, g);
       const xs = [...pos.values()].map((p) => p.x), ys = [...pos.values()].map((p) => p.y);
-      const fit = { x: Math.min(...xs) * DX - 80, y: -60, w: (Math.max(...xs) - Math.min(...xs)) * DX + 160, h: Math.max(...ys) * DY + 120 };
+      // Fit the tree, but never magnify a small one past the drawing's own scale (1 unit = 1 px at 900 × 520).
+      const tw = (Math.max(...xs) - Math.min(...xs)) * DX + 160, th = Math.max(...ys) * DY + 120;
+      const w = Math.max(tw, 900, (th * 900) / 520), hh = Math.max(th, (w * 520) / 900);
+      const fit = { x: (Math.min(...xs) * DX - 80) - (w - tw) / 2, y: -60, w, h: hh };
       if (!view) view = fit;
       svg.setAttribute('viewBox', `${view.x} ${view.y} ${view.w} ${view.h}`);
       svg.fitBox = fit;
@@ -477,7 +480,7 @@
     svg.addEventListener('pointermove', (e) => { if (!drag) return; const r = svg.getBoundingClientRect(); view = { ...drag.v, x: drag.v.x - ((e.clientX - drag.x) / r.width) * drag.v.w, y: drag.v.y - ((e.clientY - drag.y) / r.height) * drag.v.h }; svg.setAttribute('viewBox', `${view.x} ${view.y} ${view.w} ${view.h}`); });
     const q = t.question || {};
     fill(main, h('h1', {}, row?.id ?? String(n)), h('div', { class: 'card' }, h('div', {}, h('strong', {}, 'Question: '), q.question ?? ''), h('div', {}, h('strong', {}, 'Gold: '), (q.answers || []).join(' | ')),
-      h('div', { class: 'small muted' }, `${t.method ?? ''} · ${t.iterations ?? '?'} iterations · ${nodes.length} nodes · ${pairs.length} pairs · best leaf ${bestLeaf ? `node ${bestLeaf.id}, value ${f3(bestLeaf.value)}` : leaves.length ? `none (all ${leaves.length} leaves valued ${f3(leaves[0].value)})` : 'none'} · policy ${t.policy ?? ''}`)),
+      h('div', { class: 'small muted' }, `${t.method ?? ''} · ${t.iterations ?? '?'} iterations · ${nodes.length} nodes · ${pairs.length} pairs · best leaf ${bestLeaf ? `node ${bestLeaf.id}, value ${f3(bestLeaf.value)}` : leaves.length === 1 ? `none (one leaf, valued ${f3(leaves[0].value)})` : leaves.length ? `none (all ${leaves.length} leaves valued ${f3(leaves[0].value)})` : 'none'} · policy ${t.policy ?? ''}`)),
       h('div', { class: 'row small' }, h('button', { onclick: () => zoom(1 / 1.3) }, 'zoom in'), h('button', { onclick: () => zoom(1.3) }, 'zoom out'), h('button', { onclick: () => { view = svg.fitBox; svg.setAttribute('viewBox', `${view.x} ${view.y} ${view.w} ${view.h}`); } }, 'fit'),
         h('span', { class: 'legend muted' }, h('span', {}, 'circle: step · square: terminal · fill: value (red 0 → green 1) · thick gold: path to the best leaf · green / red outline: chosen / rejected of the selected pair, dashed blue: their parent'))),
       h('div', { class: 'tree-wrap' }, svg, h('div', {}, h('h2', {}, `Pairs mined here (${pairs.length})`), pairs.length ? pairList : h('p', { class: 'muted small' }, 'No pair was mined from this tree.'), h('h2', {}, 'Node'), detail)));
