@@ -2,7 +2,11 @@ import type { Command } from 'commander';
 import { type ErrorRecord, errorRecord, InputError, RecordError, recordFailures } from '../core/errors.js';
 import { readJsonlEach, writeFileAtomic, writeLine } from '../core/io.js';
 import { Progress } from '../core/progress.js';
-import { openRetriever, type SearchMethod } from '../retrieval/index-dir.js';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { openRetriever, readManifest, registeredRetrieverKind, type SearchMethod } from '../retrieval/index-dir.js';
+import { defaultWorkers, PooledRetriever } from '../retrieval/pool.js';
+import type { Retriever } from '../retrieval/types.js';
 import { choiceArg, intArg } from './options.js';
 
 interface SearchOpts {
@@ -19,6 +23,16 @@ interface SearchOpts {
   floatsInMemory?: boolean;
   ef?: number;
   threads?: number;
+  workers: number;
+}
+
+/**
+ * Whether `search --queries` spreads its batches over search threads: BM25 over a local index folder.
+ * Dense search has its own threads (--threads), a server or an engine its own cores.
+ */
+function poolable(index: string, method: SearchMethod | undefined): boolean {
+  if (registeredRetrieverKind(index) !== undefined || !existsSync(join(index, 'index.json'))) return false;
+  return (method ?? (readManifest(index).bm25 ? 'bm25' : 'dense')) === 'bm25';
 }
 
 const METHODS = ['bm25', 'dense', 'hybrid'] as const;
@@ -41,10 +55,12 @@ export function registerSearch(program: Command): void {
     .option('--floats-in-memory', 'int8/binary codes: hold the float32 rows that re-score the shortlist in memory (N × dim × 4 bytes) instead of reading them from disk per query')
     .option('--ef <n>', 'HNSW search width (default max(64, shortlist))', intArg(1, 100_000))
     .option('--threads <n>', 'threads for dense search (default: all cores)', intArg(0, 1024))
+    .option('--workers <n>', `with --queries over a BM25 index folder: search threads, each with the index open (0: this thread; default ${defaultWorkers()}, one per core); the hits are the same`, intArg(0, 1024), defaultWorkers())
     .action(async (query: string | undefined, opts: SearchOpts) => {
       if ((query === undefined) === (opts.queries === undefined)) throw new InputError('give either a query or --queries FILE', 'e.g. ragtrail search --index DIR "who wrote X"');
       if (opts.queries && !opts.out) throw new InputError('--queries needs --out FILE for the hits');
-      const retriever = await openRetriever(opts.index, {
+      const pooled = opts.queries !== undefined && opts.workers > 0 && poolable(opts.index, opts.retrieval);
+      const retriever: Retriever = pooled ? await PooledRetriever.open(opts.index, opts.workers, { method: 'bm25' }) : await openRetriever(opts.index, {
         method: opts.retrieval,
         token: opts.token,
         embedderOptions: { apiKey: opts.apiKey },
@@ -80,11 +96,19 @@ export function registerSearch(program: Command): void {
         }
         const errors = items.filter((i) => 'error' in i).length;
         const progress = new Progress('searching', { unit: 'queries', total: items.length - errors });
+        const searchAt = (i: number) => {
+          const queries = items.slice(i, i + opts.batch).filter((b): b is { id: string; query: string } => !('error' in b));
+          const p = queries.length ? retriever.searchBatch(queries.map((b) => b.query), opts.k) : Promise.resolve([]);
+          p.catch(() => {}); // awaited in its turn; a write failing first must not leave it unhandled
+          return p;
+        };
         await writeFileAtomic(opts.out as string, async (out) => {
+          // The next batch is searched (on the search threads) while this one is written out.
+          let ahead = items.length > 0 ? searchAt(0) : undefined;
           for (let i = 0; i < items.length; i += opts.batch) {
             const batch = items.slice(i, i + opts.batch);
-            const queries = batch.filter((b): b is { id: string; query: string } => !('error' in b));
-            const results = queries.length ? await retriever.searchBatch(queries.map((b) => b.query), opts.k) : [];
+            const results = await ahead!;
+            ahead = i + opts.batch < items.length ? searchAt(i + opts.batch) : undefined;
             let next = 0;
             for (const b of batch) {
               if ('error' in b) {
@@ -94,7 +118,7 @@ export function registerSearch(program: Command): void {
               const hits = results[next++]!.map((h) => ({ id: h.passageId, title: h.title, score: h.score }));
               await writeLine(out, JSON.stringify({ id: b.id, hits }));
             }
-            progress.tick(queries.length);
+            progress.tick(results.length);
           }
         });
         progress.finish();

@@ -138,8 +138,10 @@ export class PooledRetriever implements Retriever {
 
   async searchBatch(queries: readonly string[], k: number): Promise<Hit[][]> {
     if (queries.length === 0) return [];
+    // A small batch is still split over every thread, so that one client's request uses every core.
+    const slice = Math.min(SLICE, Math.ceil(queries.length / this.slots.length));
     const slices: Promise<Hit[][]>[] = [];
-    for (let i = 0; i < queries.length; i += SLICE) slices.push(this.run(queries.slice(i, i + SLICE), k));
+    for (let i = 0; i < queries.length; i += slice) slices.push(this.run(queries.slice(i, i + slice), k));
     return (await Promise.all(slices)).flat();
   }
 

@@ -49,6 +49,20 @@ describe('retrieval commands', () => {
     assert.equal(readFileSync(join(tmp.dir, 'b.jsonl'), 'utf8').trim().split('\n').length, 125);
   });
 
+  it('batch search on search threads (--workers) writes the same bytes as on one thread', () => {
+    const run = (workers: string) => {
+      const out = join(tmp.dir, `w${workers}.jsonl`);
+      const r = ragtrail('search', '--index', index, '--k', '4', '--batch', '7', '--workers', workers, '--queries', data('flashrag', 'bamboogle_test.jsonl'), '--out', out);
+      assert.equal(r.status, 0, r.stderr);
+      return { hits: readFileSync(out, 'utf8'), said: r.stdout };
+    };
+    const one = run('0');
+    const pooled = run('2');
+    assert.match(pooled.said, /×2 threads/); // the pool did run
+    assert.equal(pooled.hits, one.hits);
+    assert.equal(one.hits.trim().split('\n').length, 125);
+  });
+
   it('rejects bad usage with one line', () => {
     for (const args of [['search', '--index', index], ['search', '--index', join(tmp.dir, 'nope'), 'q'], ['index', 'build', '--corpus', join(tmp.dir, 'missing.jsonl'), '--out', join(tmp.dir, 'x')], ['search', '--index', index, '--retrieval', 'magic', 'q']]) {
       const r = ragtrail(...args);
