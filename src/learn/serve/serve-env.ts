@@ -6,8 +6,10 @@
  * exactly {observation, reward, done} (details in observation.metadata); GET /state [?episode_id=]
  * ({episode_id: null, step_count: 0} before any reset); GET /schema; GET /health; GET /metadata; and
  * the WebSocket /ws, one session per connection: {type: "reset"|"step"|"state"|"close", data} →
- * {type: "observation"|"state"|"error", data}. MCP tool actions ({type: "list_tools"},
- * {type: "call_tool", tool_name, arguments}) work over both, as `MCPToolClient` sends them. Invalid
+ * {type: "observation"|"state"|"mcp"|"error", data}. MCP tool actions ({type: "list_tools"},
+ * {type: "call_tool", tool_name, arguments}) work over both, as `MCPToolClient` sends them. OpenEnv's
+ * production MCP surface (mcp.ts) — JSON-RPC on POST /mcp, the /mcp WebSocket and {type: "mcp"}
+ * messages on /ws — and GET /openapi.json (openapi.ts) make `openenv validate --url` pass. Invalid
  * actions get 422; a full server answers CAPACITY_REACHED with active_sessions / max_sessions and
  * closes with 1000. HTTP calls without an episode_id share one default session.
  *
@@ -23,13 +25,15 @@
  * them); a batch is processed in slices that yield to the event loop, and searches run on the
  * retriever's worker threads, so one large call never stalls other clients. Auth: see core/http-server.ts.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { randomBytes } from 'node:crypto';
 import { AUTH_HELP, authorise, HttpError, listen, parseJsonObject, readBody, sendJson, yieldToLoop } from '../../core/http-server.js';
 import { ENV_SCHEMA, type EnvService, FORCED_NOTE, type StepPayload } from './env-service.js';
 import { BUDGET_FEEDBACK, INVALID_FEEDBACK, informationBlock, parsePrediction } from './search-r1-wire.js';
 import { SEARCH_OVER_BUDGET } from '../../env/env.js';
+import { handleMcpBody, handleMcpMessage, mcpCapacityError, serveMcpSocket } from './mcp.js';
+import { openApiDocument } from './openapi.js';
 
 /** Whether a step was a complete search the environment refused because the budget was spent (env/env.ts). */
 function refusedSearch(r: StepPayload): boolean {
@@ -131,21 +135,29 @@ function attachWebSocket(server: Server, service: EnvService, opts: EnvServerOpt
   let active = 0;
   server.on('upgrade', (req, socket, head) => {
     const auth = authorise(req, opts.token);
-    if (auth.path !== '/ws' || !auth.ok) {
-      socket.write(`HTTP/1.1 ${auth.path !== '/ws' ? '404 Not Found' : '401 Unauthorized'}\r\nConnection: close\r\n\r\n`);
+    const known = auth.path === '/ws' || auth.path === '/mcp';
+    if (!known || !auth.ok) {
+      socket.write(`HTTP/1.1 ${!known ? '404 Not Found' : '401 Unauthorized'}\r\nConnection: close\r\n\r\n`);
       socket.destroy();
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
   });
-  wss.on('connection', (ws: WebSocket) => {
+  wss.on('connection', (ws: WebSocket, req: IncomingMessage) => {
+    // /mcp: OpenEnv's MCP WebSocket (JSON-RPC frames, mcp.ts); it holds a session as /ws does.
+    const mcp = authorise(req, opts.token).path === '/mcp';
     if (active >= max) {
       // OpenEnv's websocket_endpoint: the SessionCapacityError fields, then a normal close.
-      wsError(ws, `the server holds ${active} sessions, its limit (raise serve-env --max-sessions)`, 'CAPACITY_REACHED', { active_sessions: active, max_sessions: max });
+      if (mcp) ws.send(JSON.stringify(mcpCapacityError(active, max)));
+      else wsError(ws, `the server holds ${active} sessions, its limit (raise serve-env --max-sessions)`, 'CAPACITY_REACHED', { active_sessions: active, max_sessions: max });
       ws.close(1000);
       return;
     }
     active++;
+    if (mcp) {
+      ws.on('close', () => active--);
+      return serveMcpSocket(ws, service, opts.name);
+    }
     let session: string | undefined;
     // Messages of one connection run in order: a step must not overtake the reset before it.
     let queue = Promise.resolve();
@@ -173,10 +185,21 @@ function attachWebSocket(server: Server, service: EnvService, opts: EnvServerOpt
             ws.send(JSON.stringify({ type: 'observation', data: await service.step(session, action) }));
           } else if (msg.type === 'state') {
             ws.send(JSON.stringify({ type: 'state', data: session ? service.state(session) : { episode_id: null, step_count: 0 } }));
+          } else if (msg.type === 'mcp') {
+            // OpenEnv's WSMCPMessage: a JSON-RPC request as data, answered {type: "mcp", data: response} on this connection's episode.
+            const connection = {
+              session,
+              setSession(id: string) {
+                if (session && session !== id) service.close(session);
+                session = connection.session = id;
+              },
+            };
+            const reply = await handleMcpMessage(service, msg.data, { connection, name: opts.name });
+            if (reply) ws.send(JSON.stringify({ type: 'mcp', data: reply }));
           } else if (msg.type === 'close') {
             ws.close(1000);
           } else {
-            wsError(ws, `unknown message type ${JSON.stringify(msg.type)}; use reset, step, state or close`, 'UNKNOWN_TYPE');
+            wsError(ws, `unknown message type ${JSON.stringify(msg.type)}; use reset, step, state, mcp or close`, 'UNKNOWN_TYPE');
           }
         } catch (e) {
           const status = e instanceof HttpError ? e.status : 500;
@@ -194,7 +217,8 @@ function attachWebSocket(server: Server, service: EnvService, opts: EnvServerOpt
 }
 
 /**
- * An HTTP server (not yet listening) speaking OpenEnv (HTTP and the `/ws` WebSocket) and verl-tool's
+ * An HTTP server (not yet listening) speaking OpenEnv (HTTP, the `/ws` WebSocket, MCP JSON-RPC on
+ * `POST /mcp` and the `/mcp` WebSocket, `GET /openapi.json`) and verl-tool's
  * `/get_observation` over `service`. Closing it closes the WebSocket server too.
  */
 export function createEnvServer(service: EnvService, opts: EnvServerOptions = {}): EnvServer {
@@ -211,11 +235,21 @@ export function createEnvServer(service: EnvService, opts: EnvServerOptions = {}
       if (!auth.ok) throw new HttpError(401, `missing or wrong token: ${AUTH_HELP}`);
       if (path === '/metadata' && get) return sendJson(res, 200, { name: opts.name ?? 'ragtrail', description: 'agentic retrieval-augmented QA: search, then answer; process rewards per step, the outcome reward at the end', version: '1' });
       if (path === '/schema' && get) return sendJson(res, 200, ENV_SCHEMA);
+      if (path === '/openapi.json' && get) return sendJson(res, 200, openApiDocument({ name: opts.name, token: Boolean(opts.token) }));
       if (path === '/state' && get) {
         const id = auth.query.get('episode_id');
         return sendJson(res, 200, id ? service.state(id) : service.state(DEFAULT_SESSION, true));
       }
-      if (!post) throw new HttpError(path === '/reset' || path === '/step' || path === '/get_observation' ? 405 : 404, `no route ${req.method} ${path}; routes: POST /reset, POST /step, GET /state, GET /schema, GET /health, GET /metadata, POST /get_observation, WebSocket /ws`);
+      if (!post) throw new HttpError(path === '/reset' || path === '/step' || path === '/get_observation' || path === '/mcp' ? 405 : 404, `no route ${req.method} ${path}; routes: POST /reset, POST /step, GET /state, GET /schema, GET /health, GET /metadata, GET /openapi.json, POST /mcp, POST /get_observation, WebSocket /ws and /mcp`);
+      if (path === '/mcp') {
+        // OpenEnv's production MCP endpoint: every JSON-RPC answer is HTTP 200, a notification 202 with no body.
+        const reply = await handleMcpBody(service, await readBody(req, maxBody), { name: opts.name });
+        if (!reply) {
+          res.writeHead(202);
+          return res.end();
+        }
+        return sendJson(res, 200, reply);
+      }
       const body = parseJsonObject(await readBody(req, maxBody), path === '/step' ? '{"action": {...}, "episode_id"?: "..."}' : '');
       if (path === '/reset') {
         const { result } = service.reset({ episode_id: DEFAULT_SESSION, ...body });
