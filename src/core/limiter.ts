@@ -13,6 +13,17 @@ export function withPriority<T>(priority: number, fn: () => Promise<T>): Promise
   return priorityStore.run(priority, fn);
 }
 
+/**
+ * The priority of the `index`-th of `total` units of work run `inFlight` at a time: its index, so that
+ * earlier units finish first while later ones wait to start, except that the last `inFlight` units —
+ * those running once nothing is left to start — share one priority and advance together. Ordered by
+ * index, they would finish one after another, and the last ones' own chains of dependent calls (a
+ * search tree's rounds, an episode's turns) would run nearly alone at the end, leaving the server idle.
+ */
+export function drainPriority(index: number, total: number, inFlight: number): number {
+  return Math.min(index, Math.max(0, total - inFlight));
+}
+
 export function currentPriority(): number {
   return priorityStore.getStore() ?? 0;
 }

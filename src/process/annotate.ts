@@ -12,7 +12,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppendLog } from '../core/append-log.js';
 import { writeJsonl } from '../core/io.js';
-import { withPriority } from '../core/limiter.js';
+import { drainPriority, withPriority } from '../core/limiter.js';
 import { DirLock } from '../core/lock.js';
 import { InterruptedError, interrupted, whileInterruptible } from '../core/interrupt.js';
 import { Progress } from '../core/progress.js';
@@ -140,14 +140,17 @@ export async function annotate(opts: AnnotateOptions): Promise<AnnotateResult> {
       const u = opts.usage?.();
       return `${nodes} nodes, ${policy.calls} policy calls${u ? `, ${u.requests} LLM calls (${u.cachedRequests} cached)` : ''}`;
     };
+    const workers = Math.max(1, opts.concurrency ?? 8);
     const worker = async () => {
       // After Ctrl-C no new question starts; those in flight finish and are kept.
       while (failure === undefined && !interrupted() && next < todo.length) {
         const index = next++;
         const q = todo[index]!;
         try {
-          // Earlier questions' model calls go first, so questions finish in turn rather than all at the end.
-          const tree = await withPriority(index, () => annotateQuestion({ ...opts, policy }, q, seed));
+          // Earlier questions' model calls go first, so questions finish in turn rather than all at the end;
+          // the last `workers` questions go together, so that their trees' rounds overlap instead of the
+          // last trees running alone at the end (an idle server: bench/annotate.ts).
+          const tree = await withPriority(drainPriority(index, todo.length, workers), () => annotateQuestion({ ...opts, policy }, q, seed));
           log.append(tree);
           nodes += tree.nodes.length;
           progress.tick(1, note());
@@ -156,7 +159,7 @@ export async function annotate(opts: AnnotateOptions): Promise<AnnotateResult> {
         }
       }
     };
-    await whileInterruptible(() => Promise.all(Array.from({ length: Math.max(1, opts.concurrency ?? 8) }, worker)));
+    await whileInterruptible(() => Promise.all(Array.from({ length: workers }, worker)));
     log.close();
     progress.finish(note());
     if (failure !== undefined) throw failure;
