@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import type { Command } from 'commander';
 import { InputError } from '../core/errors.js';
 import { runPipeline } from '../pipelines/pipeline.js';
@@ -20,6 +21,7 @@ interface PipelineOpts {
   venv?: string;
   trlMaxSteps?: number;
   engine?: 'gym' | 'trl';
+  jobs?: number;
 }
 
 function seedList(v: string): number[] {
@@ -38,6 +40,7 @@ export function registerPipeline(program: Command): void {
     .option('--entities <n>', "entities of the synthetic world (default: the recipe's)", intArg(200, 10_000_000))
     .option('--train-questions <n>', "training questions (default: the recipe's)", intArg(1))
     .option('--test-questions <n>', "held-out test questions evaluated (default: the recipe's, else the whole test split)", intArg(1))
+    .option('--jobs <n>', 'seeds run at once, each in its own process (default: the number of cores; 1 with --llm, whose seeds share the served model); --jobs 1 runs them one after another in this process. The results are the same either way', intArg(1, 1024))
     .option('--agent <name>', `the protocol (default: the recipe's); with --llm, the one your model speaks: ${protocolNames().join(', ')}`, choiceArg(protocolNames))
     .option('--engine <e>', 'gym (the TypeScript gym policy, offline; the default without --llm) or trl (the served --llm model, training through TRL; the default with it)', choiceArg(['gym', 'trl'] as const))
     .option('--llm <spec>', `the policy is this served model; training stages go to TRL (configs written and printed, run here when --trl-model is a local folder): ${LLM_SPEC_HELP}`)
@@ -58,6 +61,7 @@ export function registerPipeline(program: Command): void {
         ...(opts.entities !== undefined && { entities: opts.entities }),
         ...(opts.trainQuestions !== undefined && { trainQuestions: opts.trainQuestions }),
         ...(opts.testQuestions !== undefined && { testQuestions: opts.testQuestions }),
+        jobs: opts.jobs ?? (opts.llm ? 1 : availableParallelism()),
         ...(opts.llm && { llm: { llm: opts.llm, llmOptions: { apiKey: opts.apiKey }, trlModel: opts.trlModel, venv: opts.venv, maxSteps: opts.trlMaxSteps } }),
       });
       console.log('');

@@ -10,6 +10,9 @@
  *   OUT/seed-S/eval/           the seed's evaluation (runs/, results.json, report.html)
  *   OUT/results.json, results.md, report.html   the claims, every seed's table, the timings
  *
+ * Seeds are independent: one after another in this process, or with `jobs` at once, each in its own
+ * process (pipelines/seed-processes.ts), with the same results.
+ *
  * Resumable per stage: a stage whose stage.json records the same settings is skipped; one with other
  * settings (or none: interrupted) is run again from scratch. Evaluation resumes per question.
  *
@@ -38,6 +41,7 @@ import { trajectoryCitationPrecision } from '../eval/citations.js';
 import { claimLine, type ClaimRow, testClaim, withRunSettings } from './claims.js';
 import { LlmEngine, type LlmEngineOptions } from './pipeline-llm.js';
 import type { ClaimMetric, Recipe, Stage } from './recipe.js';
+import { runSeedsInProcesses } from './seed-processes.js';
 import { annotateStage, demonstrate, describeStage, openSeed, prmSpec, prmStage, type Seed, stageQuestions } from './stages.js';
 
 export interface PipelineOptions {
@@ -52,6 +56,11 @@ export interface PipelineOptions {
   testQuestions?: number;
   /** The policy is a served LLM and training goes to TRL (pipelines/pipeline-llm.ts). */
   llm?: Omit<LlmEngineOptions, 'out' | 'log'>;
+  /**
+   * Seeds run at once, each in its own process (pipelines/seed-processes.ts); default 1: one after
+   * another in this process. The CLI's `--jobs` defaults to the number of cores.
+   */
+  jobs?: number;
   log?: (line: string) => void;
 }
 
@@ -189,7 +198,8 @@ function metricOf(metric: ClaimMetric, t: Awaited<ReturnType<typeof readTrajecto
   }
 }
 
-async function runSeed(o: PipelineOptions, seed: number, log: (l: string) => void): Promise<SeedResult> {
+/** One seed of the recipe, start to end, in this process (also what each `--jobs` child runs). */
+export async function runSeed(o: PipelineOptions, seed: number, log: (l: string) => void): Promise<SeedResult> {
   const recipe = o.recipe;
   const sizes = { entities: o.entities ?? recipe.world.entities, trainQuestions: o.trainQuestions ?? recipe.trainQuestions, ...((o.testQuestions ?? recipe.testQuestions) !== undefined && { testQuestions: o.testQuestions ?? recipe.testQuestions }) };
   const llm = o.llm ? new LlmEngine({ ...o.llm, out: o.out, log }) : undefined;
@@ -251,6 +261,7 @@ export async function runPipeline(options: PipelineOptions): Promise<PipelineRes
   // Names and claim texts from the run's settings (best-of-N with the systems' N), not the YAML's words.
   const o = { ...options, recipe: withRunSettings(options.recipe) };
   const log = o.log ?? ((l: string) => console.error(l));
+  if ((o.jobs ?? 1) > 1 && o.llm && (o.seeds ?? o.recipe.seeds).length > 1) throw new InputError('--jobs runs the seeds of the gym engine in parallel; with --llm they share the served model and the GPU TRL trains on', 'drop --jobs (with --llm the seeds run one after another)');
   const out = resolve(o.out);
   makeDir(out);
   // One pipeline per folder: a second process would interleave its stages with this one's.
@@ -267,8 +278,13 @@ async function runSeedsAndClaims(o: PipelineOptions, out: string, log: (line: st
   const t0 = performance.now();
   writeJsonAtomicSync(join(out, 'recipe.json'), { recipe: o.recipe, path: o.recipePath, overrides: { seeds: o.seeds, entities: o.entities, trainQuestions: o.trainQuestions, testQuestions: o.testQuestions } });
   log(`${o.recipe.name} (${o.recipe.paper}): ${o.recipe.stages.length} stages × ${seeds.length} seed${seeds.length === 1 ? '' : 's'} on the synthetic world, ${o.llm ? `the LLM ${o.llm.llm}, training through TRL` : 'gym policy (a non-LLM stand-in)'}`);
-  const perSeed: SeedResult[] = [];
-  for (const seed of seeds) perSeed.push(await runSeed(o, seed, log));
+  // Seeds are independent: with --jobs, each in its own process, merged below in seed order as here.
+  const jobs = Math.min(o.jobs ?? 1, seeds.length);
+  let perSeed: SeedResult[] = [];
+  if (jobs > 1) {
+    log(`seeds in parallel: ${jobs} processes (--jobs ${o.jobs})`);
+    perSeed = await runSeedsInProcesses(o, seeds, jobs, log);
+  } else for (const seed of seeds) perSeed.push(await runSeed(o, seed, log));
 
   const claims: ClaimRow[] = [];
   for (const c of o.recipe.claims) {
