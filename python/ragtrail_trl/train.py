@@ -4,14 +4,22 @@
 
 CONFIG.json (written by ragtrail's TypeScript CLI):
 
-    algo        "sft" | "dpo" | "prm" | "grpo" | "prorag"
+    algo        "sft" | "dpo" | "prm" | "grpo" | "prorag" | "dapo" | "lws"
     model       "tiny" (random model built here), a local checkpoint directory, or a hub id
     tiny        for model "tiny": {corpus, questions, hidden_size, layers, heads, vocab_size, seed, dir?}
-    data        sft: trl_sft.jsonl; dpo and prm: trl_preference.jsonl; grpo and prorag: questions.jsonl
+    data        sft: trl_sft.jsonl; dpo and prm: trl_preference.jsonl; grpo, prorag, dapo, lws: questions.jsonl
     output_dir  where the trained model, log_history.jsonl and summary.json go
     lora        null, or {r, alpha, dropout, target_modules}
     trainer     fields of the TRL config class (SFTConfig, DPOConfig, RewardConfig, GRPOConfig)
-    env         grpo and prorag: {url, token} of ragtrail's environment server
+    env         grpo, prorag, dapo, lws: {url, token, protocol?} of ragtrail's environment server
+    kl_estimator  grpo, prorag, dapo, lws: "k1", "k2" (ARENA) or "k3" (TRL's, the default) for the KL term
+    dynamic_sampling  dapo, lws: false, true, or {"max_rounds": N} (DAPO's dynamic sampling; default
+                true with 10 rounds, DAPO's run script; 0 = no limit)
+    soft_overlong_cache  dapo, lws: L_cache of DAPO's soft overlong punishment (Eq. 13), added as a
+                reward; 0 or absent: off
+    env_stage2  lws: {url, token} of a second server scoring with LWS's stage-2 reward
+    stage_switch  lws: when the stage-2 reward replaces stage 1: {"at_step": N}, {"share": x} (of
+                max_steps) and/or {"plateau_window": W, "plateau_tolerance": t} (the first to fire)
     max_examples  optional: keep only the first N rows of the data (smoke runs)
     control_token_weight  sft, optional: ProRAG's weight of the control-tag tokens (1 = plain SFT)
     dual_weight, step_form, lambda_f  prorag, optional: w of A_out + w * A_step (0.3), the step
@@ -22,7 +30,13 @@ subclass that records the log-probabilities behind the loss of some batches), Re
 on a one-output sequence classifier (the PRM of RAG-Gym and ProRAG: Bradley-Terry on the
 preference pairs), and GRPOTrainer with `environment_factory` talking to the environment server.
 ProRAG's two changes live in prorag.py: algo "prorag" is GRPO with the dual-granularity per-token
-advantage, and sft with `control_token_weight` weighs the control tags in the loss.
+advantage, and sft with `control_token_weight` weighs the control tags in the loss. dapo.py holds
+DAPO (algo "dapo": clip-higher, token-level loss, overlong filtering, dynamic sampling), LWS
+(algo "lws": DAPO whose environment server changes from the stage-1 to the stage-2 reward when
+`stage_switch` fires) and the KL estimators (`kl_estimator`).
+
+Every top-level field and every trainer field is either used or refused with a one-line message:
+nothing in a config is dropped.
 
 Problems with the config or the data end the run with exit code 2 and a one-line message.
 """
@@ -39,8 +53,15 @@ import time
 
 from . import jsonl
 
-ALGOS = ("sft", "dpo", "prm", "grpo", "prorag")
-ONLINE = ("grpo", "prorag")  # GRPOTrainer rollouts in the environment server
+ALGOS = ("sft", "dpo", "prm", "grpo", "prorag", "dapo", "lws")
+ONLINE = ("grpo", "prorag", "dapo", "lws")  # GRPOTrainer rollouts in the environment server
+DAPO_LIKE = ("dapo", "lws")
+# The top-level fields a config may have; any other is refused (validate_config), never ignored.
+KNOWN_FIELDS = {
+    "algo", "model", "tiny", "data", "output_dir", "lora", "trainer", "env", "max_examples", "split",
+    "control_token_weight", "dual_weight", "step_form", "lambda_f",
+    "kl_estimator", "dynamic_sampling", "soft_overlong_cache", "env_stage2", "stage_switch",
+}  # fmt: skip
 EXIT_CONFIG = 2
 
 GRPO_SYSTEM_PROMPT = (
@@ -80,6 +101,9 @@ def validate_config(config: dict, base: str = ".") -> dict:
     algo = config.get("algo")
     if algo not in ALGOS:
         raise ConfigError(f"unknown algo {algo!r}", f"set \"algo\" to one of {', '.join(ALGOS)}")
+    unknown = sorted(set(config) - KNOWN_FIELDS)
+    if unknown:
+        raise ConfigError(f"unknown config field(s) {', '.join(unknown)}: ragtrail_trl would not use them", f"remove them; the fields are {', '.join(sorted(KNOWN_FIELDS))}")
     for key in ("data", "output_dir"):
         if not isinstance(config.get(key), str) or not config[key]:
             raise ConfigError(f"missing \"{key}\"", f"add \"{key}\": \"path\" to the config")
@@ -92,6 +116,8 @@ def validate_config(config: dict, base: str = ".") -> dict:
             "prm": "trl_preference.jsonl from `ragtrail annotate`",
             "grpo": "questions.jsonl of the world or dataset",
             "prorag": "questions.jsonl of the world or dataset",
+            "dapo": "questions.jsonl of the world or dataset",
+            "lws": "questions.jsonl of the world or dataset",
         }[algo]
         raise ConfigError(f"data file {config['data']} does not exist", f"point \"data\" at {hint}")
     config.setdefault("model", "tiny")
@@ -135,6 +161,7 @@ def validate_config(config: dict, base: str = ".") -> dict:
             raise ConfigError(f"unknown env.protocol {env.get('protocol')!r}", "use \"tools\" (search/answer tool calls) or \"search-r1\" (tags)")
         config["env"] = env
     _validate_prorag_fields(config)
+    _validate_dapo_fields(config)
     max_examples = config.get("max_examples")
     if max_examples is not None and (not isinstance(max_examples, int) or max_examples < 1):
         raise ConfigError("\"max_examples\" must be a positive integer", "remove it or set e.g. 8")
@@ -169,6 +196,51 @@ def _validate_prorag_fields(config: dict) -> None:
             raise ConfigError(f"unknown step_form {config['step_form']!r}", "use \"code\" (sigmoid(PRM) + 1 / -2, the authors' code) or \"spec\" (PRM + lambda_f * 1[valid])")
         if config["trainer"].get("use_liger_kernel"):
             raise ConfigError("prorag's per-token advantage does not go through the Liger GRPO loss", "remove trainer.use_liger_kernel")
+
+
+def _validate_dapo_fields(config: dict) -> None:
+    """kl_estimator (online algos), dynamic_sampling / soft_overlong_cache (dapo, lws), env_stage2 / stage_switch (lws)."""
+    algo = config["algo"]
+    if "kl_estimator" in config:
+        if algo not in ONLINE:
+            raise ConfigError(f"\"kl_estimator\" is a setting of {', '.join(ONLINE)}, not {algo}", "remove it")
+        if config["kl_estimator"] not in ("k1", "k2", "k3"):
+            raise ConfigError(f"unknown kl_estimator {config['kl_estimator']!r}", "use \"k1\", \"k2\" (ARENA) or \"k3\" (TRL's, GRPO's)")
+        if config["kl_estimator"] != "k3" and (config["trainer"].get("use_liger_kernel") or config["trainer"].get("use_bias_correction_kl")):
+            raise ConfigError(f"kl_estimator {config['kl_estimator']} replaces TRL's k3 term, which use_liger_kernel / use_bias_correction_kl compute inline", "remove those trainer fields or use k3")
+    for key in ("dynamic_sampling", "soft_overlong_cache"):
+        if key in config and algo not in DAPO_LIKE:
+            raise ConfigError(f"\"{key}\" is a setting of dapo and lws, not {algo}", "remove it or use algo \"dapo\"")
+    for key in ("env_stage2", "stage_switch"):
+        if key in config and algo != "lws":
+            raise ConfigError(f"\"{key}\" is a setting of lws, not {algo}", "remove it or use algo \"lws\"")
+    if algo not in DAPO_LIKE:
+        return
+    sampling = config.get("dynamic_sampling", True)
+    if isinstance(sampling, bool):
+        sampling = {"enabled": sampling}
+    if not isinstance(sampling, dict) or set(sampling) - {"enabled", "max_rounds"}:
+        raise ConfigError(f"\"dynamic_sampling\" must be true, false or {{\"max_rounds\": N}}, got {config.get('dynamic_sampling')!r}", "e.g. {\"max_rounds\": 10} (DAPO's run script)")
+    rounds = sampling.get("max_rounds", 10)
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 0:
+        raise ConfigError(f"dynamic_sampling.max_rounds must be an integer >= 0, got {rounds!r}", "e.g. 10; 0 = no limit")
+    config["dynamic_sampling"] = {"enabled": bool(sampling.get("enabled", True)), "max_rounds": rounds}
+    cache = config.setdefault("soft_overlong_cache", 0)
+    if isinstance(cache, bool) or not isinstance(cache, int) or cache < 0:
+        raise ConfigError(f"\"soft_overlong_cache\" must be an integer >= 0, got {cache!r}", "e.g. 64 tokens; 0 = off")
+    if algo == "lws":
+        stage2 = config.get("env_stage2") or {}
+        if not isinstance(stage2, dict) or not stage2.get("url"):
+            raise ConfigError("lws needs a second environment server scoring with LWS's stage-2 reward", "add \"env_stage2\": {\"url\": \"http://127.0.0.1:PORT\", \"token\": null}")
+        switch = config.get("stage_switch")
+        rules = {"at_step", "share", "plateau_window", "plateau_tolerance"}
+        if not isinstance(switch, dict) or not switch or set(switch) - rules or not (set(switch) & {"at_step", "share", "plateau_window"}):
+            raise ConfigError(f"\"stage_switch\" must name a rule, got {switch!r}", "use {\"at_step\": N}, {\"share\": 0.5} and/or {\"plateau_window\": W, \"plateau_tolerance\": t}")
+        if "share" in switch and not (isinstance(switch["share"], (int, float)) and 0 <= switch["share"] <= 1):
+            raise ConfigError(f"stage_switch.share must be in [0, 1], got {switch['share']!r}", "e.g. 0.5 (LWS's halves)")
+        for key in ("at_step", "plateau_window"):
+            if key in switch and (isinstance(switch[key], bool) or not isinstance(switch[key], int) or switch[key] < 0):
+                raise ConfigError(f"stage_switch.{key} must be an integer >= 0, got {switch[key]!r}", "e.g. 20")
 
 
 def _resolve(path: str, base: str) -> str:
@@ -335,7 +407,7 @@ def recording_dpo_trainer():
 def _config_class(algo: str):
     import trl
 
-    return {"sft": trl.SFTConfig, "dpo": trl.DPOConfig, "prm": trl.RewardConfig, "grpo": trl.GRPOConfig, "prorag": trl.GRPOConfig}[algo]
+    return {"sft": trl.SFTConfig, "dpo": trl.DPOConfig, "prm": trl.RewardConfig}.get(algo, trl.GRPOConfig)
 
 
 def trainer_args(config: dict, tiny: bool):
@@ -367,6 +439,10 @@ def trainer_args(config: dict, tiny: bool):
             max_completion_length=64,
             max_tool_calling_iterations=4,
         )
+    if algo in DAPO_LIKE:
+        # DAPO's settings (its paper §3 and run script): clip-higher 0.2 / 0.28, token-level loss,
+        # overlong filtering, no KL; LWS keeps verl's KL loss at 1e-4 (its released setup).
+        defaults.update(loss_type="dapo", epsilon=0.2, epsilon_high=0.28, mask_truncated_completions=True, beta=0.0 if algo == "dapo" else 1e-4)
     fields = {f.name for f in dataclasses.fields(cls)}
     overrides = {k: v for k, v in config["trainer"].items() if k != "output_dir"}
     unknown = sorted(set(overrides) - fields)
@@ -486,16 +562,49 @@ def run(config: dict) -> dict:
             from .tiny import SEARCH_R1_RESPONSE_TEMPLATE
 
             tokenizer.response_template = SEARCH_R1_RESPONSE_TEMPLATE
+        from .dapo import DAPOTrainer, KLEstimatorMixin, KLGRPOTrainer, StageSwitch
+
+        kl = {"kl_estimator": config.get("kl_estimator", "k3")}
         if algo == "prorag":
             from .prorag import ProRAGGRPOTrainer
 
+            class ProRAGTrainer(KLEstimatorMixin, ProRAGGRPOTrainer):
+                pass
+
             # The reward TRL normalises is the outcome alone; the step rewards enter per token (prorag.py).
-            trainer = ProRAGGRPOTrainer(
+            trainer = ProRAGTrainer(
                 model=model_path, reward_funcs=[outcome_reward], environment_factory=factory,
-                dual_weight=config["dual_weight"], step_form=config["step_form"], lambda_f=config["lambda_f"], **common,
+                dual_weight=config["dual_weight"], step_form=config["step_form"], lambda_f=config["lambda_f"], **kl, **common,
             )  # fmt: skip
+        elif algo in DAPO_LIKE:
+            rewards = [episode_reward]
+            if config["soft_overlong_cache"]:
+                from trl.rewards import get_soft_overlong_punishment
+
+                rewards.append(get_soft_overlong_punishment(args.max_completion_length, config["soft_overlong_cache"]))
+            switch = None
+            if algo == "lws":
+                # One run: the environments move to the stage-2 server when the rule fires (dapo.StageSwitch).
+                where = {"url": env["url"], "token": env.get("token")}
+                cls = ENVIRONMENTS[env.get("protocol", "tools")]
+                factory = lambda: cls(url=where["url"], token=where["token"], timeout=float(env.get("timeout", 60)))  # noqa: E731
+
+                def to_stage2():
+                    where.update(url=config["env_stage2"]["url"], token=config["env_stage2"].get("token"))
+                    for pool in trainer._environment_pool.values():
+                        for instance in pool:
+                            instance._url, instance._token = where["url"], where["token"]
+
+                switch = StageSwitch(to_stage2, **config["stage_switch"])
+                common["callbacks"] = [*common["callbacks"], switch]
+            sampling = config["dynamic_sampling"]
+            trainer = DAPOTrainer(
+                model=model_path, reward_funcs=rewards, environment_factory=factory,
+                dynamic_sampling=sampling["enabled"], max_rounds=sampling["max_rounds"], **kl, **common,
+            )  # fmt: skip
+            trainer.stage_switch = switch
         else:
-            trainer = trl.GRPOTrainer(model=model_path, reward_funcs=[episode_reward], environment_factory=factory, **common)
+            trainer = KLGRPOTrainer(model=model_path, reward_funcs=[episode_reward], environment_factory=factory, **kl, **common)
 
     trainer.train()
     if algo in ONLINE and config["env"].get("protocol") == "search-r1":
@@ -505,6 +614,9 @@ def run(config: dict) -> dict:
     summary = summarize(config, writer.records, model_path, len(rows), time.time() - started, effective)
     if algo == "dpo":
         summary.update(trainer.batch_records)
+    if algo == "lws":
+        switch = trainer.stage_switch
+        summary.update(stage_switch=config["stage_switch"], stage_switch_step=switch.switched_at, stage_switch_reason=switch.reason)
     with open(os.path.join(config["output_dir"], "summary.json"), "w", encoding="utf-8") as handle:
         json.dump(summary, handle, indent=2)
     return summary
@@ -537,6 +649,13 @@ def summarize(config: dict, records: list[dict], model_path: str, n_examples: in
         summary["first_reward"] = rewards[0] if rewards else None
         summary["last_reward"] = rewards[-1] if rewards else None
         summary["tool_call_frequency"] = [r.get("tools/call_frequency") for r in steps]
+    if config["algo"] in ONLINE:
+        summary["kl_estimator"] = config.get("kl_estimator", "k3")
+        summary["kl"] = [r.get("kl") for r in steps]
+    if config["algo"] in DAPO_LIKE:
+        summary["dynamic_sampling"] = config["dynamic_sampling"]
+        summary["soft_overlong_cache"] = config["soft_overlong_cache"]
+        summary["generation_rounds"] = [r.get("dapo/generation_rounds") for r in steps]
     if config["algo"] == "prorag":
         summary.update({k: config[k] for k in ("dual_weight", "step_form", "lambda_f")})
         summary["varying_advantage_rows"] = [r.get("prorag/varying_advantage_rows") for r in steps]

@@ -23,7 +23,8 @@ import { createEmbedder } from '../retrieval/embedders/embedder.js';
 
 const ALGOS = [...GYM_ALGOS, 'prm'] as const;
 type Algo = (typeof ALGOS)[number];
-const TRL_ALGOS: readonly TrlAlgo[] = ['sft', 'dpo', 'prm', 'grpo', 'prorag'];
+const TRL_ALGOS: readonly TrlAlgo[] = ['sft', 'dpo', 'prm', 'grpo', 'prorag', 'dapo', 'lws'];
+const TRL_ONLINE: readonly TrlAlgo[] = ['grpo', 'prorag', 'dapo', 'lws'];
 
 interface TrainOpts extends Omit<EnvOpts, 'agent'> {
   algo?: Algo;
@@ -48,6 +49,12 @@ interface TrainOpts extends Omit<EnvOpts, 'agent'> {
   epsLow?: number;
   epsHigh?: number;
   stageSwitch?: number;
+  switchStep?: number;
+  switchPlateau?: number;
+  plateauTolerance?: number;
+  dynamicSampling: boolean;
+  maxRounds?: number;
+  softOverlong?: number;
   stepForm?: 'code' | 'spec';
   lambdaF?: number;
   controlWeight?: number;
@@ -98,8 +105,19 @@ function trlData(data: string | undefined, algo: TrlAlgo): string {
 
 async function trainWithTrl(opts: TrainOpts): Promise<void> {
   const algo = opts.algo as TrlAlgo;
-  if (!TRL_ALGOS.includes(algo)) throw new InputError(`--engine trl trains ${TRL_ALGOS.join(', ')}; "${opts.algo}" is a gym algorithm`, 'use --engine gym for dapo and lws on the gym policy; for LLMs, see the DAPO settings in python/README.md');
-  const online = algo === 'grpo' || algo === 'prorag';
+  if (!TRL_ALGOS.includes(algo)) throw new InputError(`--engine trl trains ${TRL_ALGOS.join(', ')}; "${opts.algo}" is a gym algorithm`, 'use --engine gym for it');
+  const online = TRL_ONLINE.includes(algo);
+  // Every option given is honoured or refused: none is dropped on the TRL engine.
+  const gymOnly: [keyof TrainOpts, string][] = [['policyOut', '--policy-out'], ['init', '--init'], ['questionsPerBatch', '--questions-per-batch'], ['rftSamples', '--rft-samples'], ['rftThreshold', '--rft-threshold'], ['rftFilter', '--rft-filter'], ['rftCorrect', '--rft-correct']];
+  for (const [key, flag] of gymOnly) if (opts[key] !== undefined) throw new InputError(`${flag} is a gym setting; --engine trl does not use it`, 'remove it, or set the TRL field with --trainer key=value');
+  if (opts.referenceFree) throw new InputError('--reference-free is the gym DPO form; --engine trl does not use it', 'remove it');
+  const onlineOnly: [keyof TrainOpts, string][] = [['kl', '--kl'], ['epsLow', '--eps-low'], ['epsHigh', '--eps-high'], ['temperature', '--temperature'], ['updates', '--updates'], ['klBeta', '--kl-beta'], ['groupSize', '--group-size']];
+  if (!online) for (const [key, flag] of onlineOnly) if (opts[key] !== undefined) throw new InputError(`${flag} is a setting of ${TRL_ONLINE.join(', ')}, not ${algo}`, 'remove it');
+  const dapoOnly: [keyof TrainOpts, string][] = [['maxRounds', '--max-rounds'], ['softOverlong', '--soft-overlong']];
+  for (const [key, flag] of dapoOnly) if (opts[key] !== undefined && algo !== 'dapo' && algo !== 'lws') throw new InputError(`${flag} is a setting of dapo and lws, not ${algo}`, 'remove it');
+  if (!opts.dynamicSampling && algo !== 'dapo' && algo !== 'lws') throw new InputError(`--no-dynamic-sampling is a setting of dapo and lws, not ${algo}`, 'remove it');
+  const lwsOnly: [keyof TrainOpts, string][] = [['stageSwitch', '--stage-switch'], ['switchStep', '--switch-step'], ['switchPlateau', '--switch-plateau'], ['plateauTolerance', '--plateau-tolerance']];
+  for (const [key, flag] of lwsOnly) if (opts[key] !== undefined && algo !== 'lws') throw new InputError(`${flag} is a setting of lws, not ${algo}`, 'remove it');
   if (!opts.out) throw new InputError('--engine trl needs --out DIR (model, logs, summary.json)');
   const out = resolve(opts.out);
   makeDir(out);
@@ -113,6 +131,10 @@ async function trainWithTrl(opts: TrainOpts): Promise<void> {
   if (algo === 'dpo') trainer['beta'] ??= DPO_BETA;
   if (opts.klBeta !== undefined && online) trainer['beta'] = opts.klBeta;
   if (opts.groupSize !== undefined && online) trainer['num_generations'] = opts.groupSize;
+  if (opts.epsLow !== undefined) trainer['epsilon'] = opts.epsLow;
+  if (opts.epsHigh !== undefined) trainer['epsilon_high'] = opts.epsHigh;
+  if (opts.temperature !== undefined) trainer['temperature'] = opts.temperature;
+  if (opts.updates !== undefined) trainer['num_iterations'] = opts.updates;
   trainer['seed'] ??= opts.seed;
   const config: TrlConfig = {
     algo,
@@ -123,6 +145,17 @@ async function trainWithTrl(opts: TrainOpts): Promise<void> {
     trainer,
   };
   if (opts.maxExamples) config.max_examples = opts.maxExamples;
+  if (opts.kl) config.kl_estimator = opts.kl;
+  if (algo === 'dapo' || algo === 'lws') {
+    config.dynamic_sampling = opts.dynamicSampling ? { max_rounds: opts.maxRounds ?? 10 } : false;
+    if (opts.softOverlong !== undefined) config.soft_overlong_cache = opts.softOverlong;
+  }
+  if (algo === 'lws') {
+    const rule = { ...(opts.switchStep !== undefined ? { at_step: opts.switchStep } : {}), ...(opts.switchPlateau !== undefined ? { plateau_window: opts.switchPlateau, plateau_tolerance: opts.plateauTolerance ?? 0 } : {}), ...(opts.stageSwitch !== undefined ? { share: opts.stageSwitch } : {}) };
+    if (opts.plateauTolerance !== undefined && opts.switchPlateau === undefined) throw new InputError('--plateau-tolerance needs --switch-plateau W');
+    // LWS's halves unless another rule is named (the gym's --stage-switch default).
+    config.stage_switch = Object.keys(rule).length ? rule : { share: 0.5 };
+  }
   // The prompts must be the questions the environment server serves (serve-env's --split rule).
   if (online && opts.split !== undefined) config.split = opts.split;
   if (opts.controlWeight !== undefined) {
@@ -145,15 +178,26 @@ async function trainWithTrl(opts: TrainOpts): Promise<void> {
   let stop: (() => Promise<void>) | undefined;
   if (online) {
     if (!opts.index || !opts.dataset) throw new InputError(`--engine trl --algo ${algo} needs --index and --dataset: the environment the rollouts run in`, 'e.g. --index world-index --dataset world/questions.jsonl');
-    // The environment server runs in this process for the length of the training.
-    const service = await envServiceFrom({ ...opts, agent: opts.agent ?? 'search-r1' });
-    const token = randomBytes(12).toString('hex');
-    const server = createEnvServer(service, { token });
-    const port = await listen(server, 0, '127.0.0.1');
-    config.env = { url: `http://127.0.0.1:${port}`, token };
-    console.error(`environment server for the rollouts at ${config.env.url} (${service.opts.questions.length} questions, outcome ${opts.reward ?? 'em'}${opts.prm ? `, step rewards from ${opts.prm}` : ''})`);
-    stop = () => new Promise((r) => server.close(() => r()));
-    server.unref();
+    // The environment server runs in this process for the length of the training; lws has a second
+    // one scoring with the stage-2 reward, to which the rollouts move when the switch fires.
+    const start = async (reward: string | undefined) => {
+      const service = await envServiceFrom({ ...opts, reward, agent: opts.agent ?? 'search-r1' });
+      const token = randomBytes(12).toString('hex');
+      const server = createEnvServer(service, { token });
+      const port = await listen(server, 0, '127.0.0.1');
+      server.unref();
+      const env = { url: `http://127.0.0.1:${port}`, token };
+      console.error(`environment server for the rollouts at ${env.url} (${service.opts.questions.length} questions, outcome ${reward ?? 'em'}${opts.prm ? `, step rewards from ${opts.prm}` : ''})`);
+      return { env, close: () => new Promise<void>((r) => server.close(() => r())) };
+    };
+    const first = await start(algo === 'lws' ? (opts.reward ?? 'lws-stage1') : opts.reward);
+    const second = algo === 'lws' ? await start('lws-stage2') : undefined;
+    config.env = first.env;
+    if (second) config.env_stage2 = second.env;
+    stop = async () => {
+      await first.close();
+      await second?.close();
+    };
   }
   writeTrlConfig(config, configPath);
   const python = opts.printOnly ? join(opts.venv ?? '$RAGTRAIL_VENV', 'bin', 'python') : ensureVenv({ venv: opts.venv, python: opts.python });
@@ -278,7 +322,7 @@ async function trainGym(opts: TrainOpts): Promise<void> {
 export function registerTrain(program: Command): void {
   const cmd = program
     .command('train')
-    .description('train a policy: the TypeScript gym policy (--engine gym: sft, dpo, grpo, dapo, lws, prorag, rft) or an LLM through TRL (--engine trl: sft, dpo, prm, grpo, prorag)')
+    .description('train a policy: the TypeScript gym policy (--engine gym: sft, dpo, grpo, dapo, lws, prorag, rft) or an LLM through TRL (--engine trl: sft, dpo, prm, grpo, prorag, dapo, lws)')
     .option('--algo <name>', `${ALGOS.join(', ')} (required unless --setup-only)`, choiceArg(ALGOS))
     .option('--engine <e>', 'gym (TypeScript, offline) or trl (Python, TRL trainers)', choiceArg(['gym', 'trl'] as const), 'gym')
     .option('--data <dir>', 'sft/dpo/prm: the --out folder of `ragtrail annotate` (trl: or one of its trl_*.jsonl files)')
@@ -296,10 +340,16 @@ export function registerTrain(program: Command): void {
     .option('--updates <n>', 'gym RL: gradient steps per batch of episodes (μ)', intArg(1, 1000))
     .option('--temperature <t>', 'gym RL and rft: sampling temperature of the rollouts', numberArg(0.01, 100))
     .option('--kl-beta <x>', 'KL coefficient (gym grpo/prorag default 0.04; dapo 0; lws 1e-4 as its verl runs)', numberArg(0, 100))
-    .option('--kl <k>', 'gym RL: KL estimator k1, k2 (ARENA) or k3 (GRPO)', choiceArg(['k1', 'k2', 'k3'] as const))
-    .option('--eps-low <x>', 'gym RL: lower clip ε', numberArg(0, 1))
-    .option('--eps-high <x>', 'gym RL: upper clip ε (DAPO 0.28)', numberArg(0, 10))
-    .option('--stage-switch <x>', 'gym lws: share of the batches after which the stage-2 reward replaces stage 1 (LWS: 0.5)', numberArg(0, 1))
+    .option('--kl <k>', 'RL (both engines): KL estimator k1, k2 (ARENA) or k3 (GRPO; TRL\'s own)', choiceArg(['k1', 'k2', 'k3'] as const))
+    .option('--eps-low <x>', 'RL: lower clip ε (trl: epsilon)', numberArg(0, 1))
+    .option('--eps-high <x>', 'RL: upper clip ε (DAPO 0.28; trl: epsilon_high)', numberArg(0, 10))
+    .option('--stage-switch <x>', 'lws: share of the batches (trl: of max_steps) after which the stage-2 reward replaces stage 1 (LWS: 0.5)', numberArg(0, 1))
+    .option('--switch-step <n>', 'trl lws: switch to the stage-2 reward after this optimiser step', intArg(0))
+    .option('--switch-plateau <w>', 'trl lws: switch when the mean logged reward of the last W steps gains at most --plateau-tolerance over the W before', intArg(1))
+    .option('--plateau-tolerance <x>', 'trl lws: the plateau rule\'s tolerance (default 0)', numberArg(0, 1000))
+    .option('--no-dynamic-sampling', 'trl dapo/lws: keep groups whose rewards are all equal (DAPO drops and refills them)')
+    .option('--max-rounds <n>', 'trl dapo/lws: generation rounds per batch before dynamic sampling gives up (default 10, DAPO\'s; 0 = no limit)', intArg(0))
+    .option('--soft-overlong <n>', 'trl dapo/lws: L_cache of DAPO\'s soft overlong punishment in tokens (default off)', intArg(0))
     .option('--step-form <f>', "prorag: step reward sigmoid(PRM) + (+1 / −2) for the schema (code, ProRAG's) or PRM + λ_f·1[schema] (spec)", choiceArg(['code', 'spec'] as const))
     .option('--lambda-f <x>', 'prorag, spec form: weight λ_f of the step-format term', numberArg(0, 100))
     .option('--control-weight <x>', "sft (gym and trl) and gym rft: ProRAG's warm-up weight λ — gym: of the action-type decision (search / answer / extract) in the NLL; trl: of the control-tag tokens (<step>, <subquery>, …); 1 = plain SFT", numberArg(0, 1000))

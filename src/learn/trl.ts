@@ -15,8 +15,12 @@ import { InputError } from '../core/errors.js';
 export const PYTHON_DIR = resolve(fileURLToPath(new URL('../../python', import.meta.url)));
 export const REQUIREMENTS = join(PYTHON_DIR, 'requirements.txt');
 
-/** `prorag` is GRPO with ProRAG's per-token dual-granularity advantage (python/ragtrail_trl/prorag.py). */
-export type TrlAlgo = 'sft' | 'dpo' | 'prm' | 'grpo' | 'prorag';
+/**
+ * `prorag` is GRPO with ProRAG's per-token dual-granularity advantage (python/ragtrail_trl/prorag.py);
+ * `dapo` is DAPO (clip-higher, token-level loss, overlong filtering, dynamic sampling) and `lws` DAPO
+ * whose reward moves from LWS's stage 1 to stage 2 (python/ragtrail_trl/dapo.py).
+ */
+export type TrlAlgo = 'sft' | 'dpo' | 'prm' | 'grpo' | 'prorag' | 'dapo' | 'lws';
 
 /**
  * The JSON config `python -m ragtrail_trl.train` reads (snake_case, as the Python side names it): the
@@ -44,6 +48,16 @@ export interface TrlConfig {
   step_form?: 'code' | 'spec';
   /** prorag, spec form: λ_f. */
   lambda_f?: number;
+  /** grpo/prorag/dapo/lws: the KL estimator (k3 default, TRL's; k2 ARENA's; k1). */
+  kl_estimator?: 'k1' | 'k2' | 'k3';
+  /** dapo/lws: DAPO's dynamic sampling (default true, at most 10 generation rounds per batch; 0 = no limit). */
+  dynamic_sampling?: boolean | { enabled?: boolean; max_rounds?: number };
+  /** dapo/lws: L_cache of DAPO's soft overlong punishment (Eq. 13); 0 = off. */
+  soft_overlong_cache?: number;
+  /** lws: the environment server that scores with the stage-2 reward. */
+  env_stage2?: { url: string; token: string | null };
+  /** lws: when stage 2 starts: a step, a share of max_steps, and/or a plateau of the logged mean reward (the first to fire). */
+  stage_switch?: { at_step?: number; share?: number; plateau_window?: number; plateau_tolerance?: number };
 }
 
 /** Where and with what {@link ensureVenv} creates the Python environment for TRL. */

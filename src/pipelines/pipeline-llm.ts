@@ -19,6 +19,7 @@ import { withLoopbackEnvServer } from '../learn/serve/serve-env.js';
 import { rlDefaults, type RlAlgo } from '../learn/gym/train.js';
 import { type PythonService, serveModel } from '../learn/python-service.js';
 import { defaultVenv, ensureVenv, runTrl, type TrlConfig, trlCommand, writeTrlConfig } from '../learn/trl.js';
+import { trlStageSettings } from '../learn/trl-settings.js';
 import { createLLM, type LLMOptions } from '../llm/create.js';
 import type { MeteredLLM } from '../llm/middleware.js';
 import { createPrm } from '../prm/select.js';
@@ -138,6 +139,9 @@ export class LlmEngine {
     // A stage id is the recipe's text: look it up as an own key only (an id such as "constructor" names no stage).
     const stages = ctx.recipe.trl?.stages;
     const paper = (stages && Object.hasOwn(stages, stage.id) ? stages[stage.id] : undefined) ?? {};
+    // Every gym setting of the stage reaches TRL or is refused here (learn/trl-settings.ts); the trl block wins ties.
+    const mapped = trlStageSettings(stage, paper);
+    for (const note of mapped.notes) this.o.log(`  ${note}`);
     const here = from.ran;
     // Runs made here are smoke-sized (the tiny model on a CPU); the paper's settings stay as written for GPU runs.
     const small = here ? { max_steps: this.o.maxSteps ?? 8, per_device_train_batch_size: 4, logging_steps: 1, bf16: false, warmup_steps: 0 } : {};
@@ -145,17 +149,15 @@ export class LlmEngine {
       const out = join(dir, name);
       mkdirSync(out, { recursive: true });
       const path = join(dir, name === 'model' ? 'trl-config.json' : `trl-config-${name}.json`);
-      // ProRAG's fields sit beside the trainer's in a recipe; the config file keeps them at its top level.
-      const { control_token_weight, dual_weight, step_form, lambda_f, ...trainerFields } = config.trainer;
-      const prorag = Object.fromEntries(Object.entries({ control_token_weight, dual_weight, step_form, lambda_f }).filter(([, v]) => v !== undefined));
-      writeTrlConfig({ lora: ctx.recipe.trl?.lora ?? null, ...config, ...prorag, trainer: trainerFields, output_dir: out }, path);
+      // Top-level fields (kl_estimator, dual_weight, control_token_weight, …) sit beside the trainer's.
+      writeTrlConfig({ lora: ctx.recipe.trl?.lora ?? null, ...mapped.top, ...config, output_dir: out }, path);
       const line = trlCommand(here ? this.pythonPath() : join(defaultVenv(), 'bin', 'python'), path).line;
       this.o.log(`  ${line}`);
       if (!here) return;
       const code = await runTrl(this.pythonPath(), path);
       if (code !== 0) throw new RagtrailError(`TRL ${config.algo} for stage ${stage.id} failed (exit ${code}); its config is ${path}`);
     };
-    const trainer = { ...paper, ...small };
+    const trainer = { ...mapped.trainer, ...small };
     const dataOf = (file: string) => join(ctx.dir, stage.data!, file);
     if (stage.data && !existsSync(join(ctx.dir, stage.data, stage.algo === 'dpo' ? 'trl_preference.jsonl' : 'trl_sft.jsonl'))) return { skipped: `${stage.data} was skipped` };
     switch (stage.algo) {
@@ -171,35 +173,35 @@ export class LlmEngine {
       default: {
         const algo = stage.algo as RlAlgo;
         const defaults = rlDefaults(algo);
-        const reward = String(stage.settings['reward'] ?? defaults.reward);
-        const options = (stage.settings['rewardOptions'] as string[] | undefined) ?? [];
+        const reward = mapped.reward ?? defaults.reward;
+        const options = mapped.rewardOptions ?? [];
         const questions = stageQuestions(ctx, stage.questions);
         const data = join(dir, 'questions.jsonl');
         const initial = (q: (typeof questions)[number]): State => ({ question: q, steps: [], done: false, mustAnswer: false, turnsLeft: ctx.env.config.maxTurns, searchesLeft: ctx.env.maxSearches });
         await writeJsonl(data, questions.map((q) => ({ prompt: ctx.protocol.render(initial(q)), question_id: q.id })));
         const prm = stage.prm ? await createPrm(prmSpec(ctx, stage.prm)) : undefined;
-        // LWS's two stages are two runs: stage 1's reward for the first half, stage 2's from its checkpoint.
-        const phases = algo === 'lws' ? [{ name: 'stage1', reward, steps: 0.5 }, { name: 'model', reward: defaults.stage2Reward!, steps: 0.5 }] : [{ name: 'model', reward, steps: 1 }];
-        let model = from.dir;
-        for (const ph of phases) {
-          const steps = here ? { max_steps: Math.max(1, Math.round((this.o.maxSteps ?? 8) * ph.steps)) } : {};
-          const config = (env: { url: string; token: string | null }) => ({
-            algo: algo === 'prorag' ? ('prorag' as const) : ('grpo' as const), model, data,
-            env: { ...env, protocol: ctx.recipe.agent === 'search-r1' ? ('search-r1' as const) : ('tools' as const) },
-            trainer: { ...trainer, ...steps, ...(here ? { num_generations: 4, max_completion_length: 512, max_tool_calling_iterations: ctx.env.config.maxTurns } : {}) },
-          });
-          if (!here) {
-            // Written for a GPU machine: its environment server is `ragtrail serve-env` started there.
-            await write(ph.name, config({ url: 'http://127.0.0.1:PORT', token: null }));
-          } else {
-            const service = new EnvService({ env: ctx.env, protocol: ctx.protocol, questions, outcome: episodeScorer(composeScheme(ph.reward, options)), prm, trajectoriesPath: join(dir, `${ph.name}-episodes.jsonl`) });
-            try {
-              await withLoopbackEnvServer(service, (env) => write(ph.name, config(env)));
-            } finally {
-              service.dispose();
-            }
+        // LWS is one run whose rollouts move from a stage-1 server to a stage-2 server when the switch
+        // rule fires (python/ragtrail_trl/dapo.py StageSwitch): a share of the steps, a step, or a plateau.
+        const steps = here ? { max_steps: Math.max(1, this.o.maxSteps ?? 8) } : {};
+        const lws = algo === 'lws' ? { stage_switch: mapped.top.stage_switch ?? { share: defaults.stageSwitch } } : {};
+        const config = (env: { url: string; token: string | null }, stage2?: { url: string; token: string | null }) => ({
+          algo, model: from.dir, data, ...lws, ...(stage2 ? { env_stage2: stage2 } : {}),
+          env: { ...env, protocol: ctx.recipe.agent === 'search-r1' ? ('search-r1' as const) : ('tools' as const) },
+          trainer: { ...trainer, ...steps, ...(here ? { num_generations: 4, max_completion_length: 512, max_tool_calling_iterations: ctx.env.config.maxTurns } : {}) },
+        });
+        if (!here) {
+          // Written for a GPU machine: its environment servers are `ragtrail serve-env` started there.
+          await write('model', config({ url: 'http://127.0.0.1:PORT', token: null }, algo === 'lws' ? { url: 'http://127.0.0.1:PORT2', token: null } : undefined));
+        } else {
+          const serve = (name: string, scheme: string) => new EnvService({ env: ctx.env, protocol: ctx.protocol, questions, outcome: episodeScorer(composeScheme(scheme, options)), prm, trajectoriesPath: join(dir, `${name}-episodes.jsonl`) });
+          const service = serve(algo === 'lws' ? 'stage1' : 'model', reward);
+          const service2 = algo === 'lws' ? serve('stage2', defaults.stage2Reward!) : undefined;
+          try {
+            await withLoopbackEnvServer(service, (env) => (service2 ? withLoopbackEnvServer(service2, (env2) => write('model', config(env, env2))) : write('model', config(env))));
+          } finally {
+            service.dispose();
+            service2?.dispose();
           }
-          model = join(dir, ph.name);
         }
       }
     }

@@ -118,10 +118,40 @@ describe('ragtrail train', () => {
     assert.match(misplaced.stderr, /--control-weight is ProRAG's warm-up SFT setting/);
   });
 
+  it('--engine trl --algo dapo|lws write DAPO\'s and LWS\'s fields; --kl k2 reaches grpo', () => {
+    const world = ['--index', join(demo, 'seed-0', 'index'), '--dataset', join(demo, 'seed-0', 'world', 'questions.jsonl')];
+    const dapo = ragtrail('train', '--engine', 'trl', '--algo', 'dapo', ...world, '--out', join(tmp.dir, 'trl-dapo'), '--eps-high', '0.3', '--max-rounds', '4', '--soft-overlong', '32', '--print-only');
+    assert.equal(dapo.status, 0, dapo.stderr);
+    const d = JSON.parse(readFileSync(join(tmp.dir, 'trl-dapo', 'trl-config.json'), 'utf8'));
+    assert.equal(d.algo, 'dapo');
+    assert.deepEqual(d.dynamic_sampling, { max_rounds: 4 });
+    assert.equal(d.soft_overlong_cache, 32);
+    assert.equal(d.trainer.epsilon_high, 0.3);
+    const lws = ragtrail('train', '--engine', 'trl', '--algo', 'lws', ...world, '--out', join(tmp.dir, 'trl-lws'), '--switch-plateau', '5', '--plateau-tolerance', '0.01', '--print-only');
+    assert.equal(lws.status, 0, lws.stderr);
+    const l = JSON.parse(readFileSync(join(tmp.dir, 'trl-lws', 'trl-config.json'), 'utf8'));
+    assert.deepEqual(l.stage_switch, { plateau_window: 5, plateau_tolerance: 0.01 });
+    assert.match(l.env_stage2.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+    assert.notEqual(l.env_stage2.url, l.env.url);
+    assert.match(lws.stderr, /outcome lws-stage1/);
+    assert.match(lws.stderr, /outcome lws-stage2/);
+    const grpo = ragtrail('train', '--engine', 'trl', '--algo', 'grpo', ...world, '--out', join(tmp.dir, 'trl-k2'), '--kl', 'k2', '--kl-beta', '0.04', '--print-only');
+    assert.equal(grpo.status, 0, grpo.stderr);
+    const g = JSON.parse(readFileSync(join(tmp.dir, 'trl-k2', 'trl-config.json'), 'utf8'));
+    assert.equal(g.kl_estimator, 'k2');
+    assert.equal(g.trainer.beta, 0.04);
+  });
+
   it('names the problem and the fix for bad flags', () => {
-    const dapo = ragtrail('train', '--engine', 'trl', '--algo', 'dapo', '--out', join(tmp.dir, 'x'));
-    assert.equal(dapo.status, 2);
-    assert.match(dapo.stderr, /--engine trl trains sft, dpo, prm, grpo, prorag; "dapo" is a gym algorithm/);
+    const rft = ragtrail('train', '--engine', 'trl', '--algo', 'rft', '--out', join(tmp.dir, 'x'));
+    assert.equal(rft.status, 2);
+    assert.match(rft.stderr, /--engine trl trains sft, dpo, prm, grpo, prorag, dapo, lws; "rft" is a gym algorithm/);
+    const gymFlag = ragtrail('train', '--engine', 'trl', '--algo', 'dapo', '--questions-per-batch', '4', '--out', join(tmp.dir, 'x'));
+    assert.equal(gymFlag.status, 2);
+    assert.match(gymFlag.stderr, /--questions-per-batch is a gym setting; --engine trl does not use it/);
+    const klOnSft = ragtrail('train', '--engine', 'trl', '--algo', 'sft', '--kl', 'k2', '--data', join(demo, 'seed-0', 'annotate'), '--out', join(tmp.dir, 'x'));
+    assert.equal(klOnSft.status, 2);
+    assert.match(klOnSft.stderr, /--kl is a setting of grpo, prorag, dapo, lws, not sft/);
     const noData = ragtrail('train', '--algo', 'dpo', '--policy-out', join(tmp.dir, 'p.json'));
     assert.equal(noData.status, 2);
     assert.match(noData.stderr, /--algo dpo needs --data DIR/);
