@@ -37,6 +37,13 @@ export function parseRelevance(text: string | undefined): number[] | undefined {
   return undefined;
 }
 
+/** The references as the generator sees them: "1. Title: text", one per line. */
+function numberedReferences(state: State): string {
+  return arenaReferences(state)
+    .map((p, i) => `${i + 1}. ${p.title ? `${p.title}: ` : ''}${p.text}`)
+    .join('\n');
+}
+
 export const arena: Protocol = {
   name: 'arena',
   description: 'ARENA generator: <relevance>[ids]</relevance><analysis>…</analysis><answer>…</answer> over numbered references',
@@ -47,17 +54,23 @@ export const arena: Protocol = {
   fixedAction: (state) => (needsSearch(state) && !state.mustAnswer ? { type: 'search', query: state.question.question } : undefined),
   references: arenaReferences,
   render(state: State): Message[] {
-    const refs = arenaReferences(state)
-      .map((p, i) => `${i + 1}. ${p.title ? `${p.title}: ` : ''}${p.text}`)
-      .join('\n');
+    const refs = numberedReferences(state);
     return [
       {
         role: 'system',
+        // ARENA's prompt (src/data_generator.py `prompt_template`), in ragtrail's words: answer from the
+        // references; exactly three sections; relevance lists only the useful references' numbers;
+        // the analysis combines them and says which reference supports each claim; the answer is a
+        // short phrase or a single word, with no explanation.
         content:
-          'You answer questions from the references you are given. Write exactly three sections, once each and in this order: <relevance> with a JSON list of the numbers of the references that help (for example [1, 5]); <analysis> with your reasoning, citing references by number; <answer> with the short final answer only.',
+          'You answer a question from the numbered references you are given. Reply with exactly three sections, once each and in this order: <relevance> with a JSON list of the numbers of only those references that give useful information (for example [1, 5]); <analysis> where you combine what the relevant references say into the answer, naming the reference behind each claim; <answer> with just a short phrase or a single word, no explanation.',
       },
       { role: 'user', content: `<question>${state.question.question}</question>\n<references>\n${refs}\n</references>` },
     ];
+  },
+  template: {
+    kinds: { main: { description: 'the whole prompt', fields: { question: { required: true, description: 'the question' }, references: { required: true, description: 'the numbered references, "1. Title: text" one per line' } } } },
+    fill: (state) => ({ kind: 'main', values: { question: state.question.question, references: numberedReferences(state) }, continuation: [] }),
   },
   parse(text: string): Action {
     const answer = tagContent(text, 'answer');

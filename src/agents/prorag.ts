@@ -8,7 +8,20 @@ import type { Action, Message } from '../core/trajectory.js';
 import type { State } from '../env/env.js';
 import { firstTag, formatDocs, invalid, type Protocol, type RenderOptions, thoughtFor } from './protocol.js';
 
-const INSTRUCTIONS = `Solve the question in steps. Each step starts with a short plan between <step> and </step>. To look something up, follow the plan with search keywords between <subquery> and </subquery>; the documents will come back between <retrieval> and </retrieval>. After reading them, write a new <step> and state what you learned between <subanswer> and </subanswer>. When you know the answer, write a final <step> and the short answer between <answer> and </answer>.`;
+/**
+ * ProRAG's user prompt (prorag/utils/prompts.py `build_user_prompt`; the paper's §3.1 step schema), in
+ * ragtrail's words: a step explains the reasoning that moves toward the answer; a sub-query is a clear,
+ * answerable question (not keywords); the retrieval block is the environment's; a sub-answer is the
+ * most direct short answer to the sub-query that the retrieval gives; the answer combines the steps
+ * and sub-answers.
+ */
+const INSTRUCTIONS = `Answer the question by reasoning in steps, and write your whole response with these tags:
+- <step>…</step>: the reasoning of one step, which should bring you closer to the answer.
+- <subquery>…</subquery>: a clear, answerable question (or sub-question) that must be answered to go on; it is searched for you.
+- <retrieval>…</retrieval>: the information found for the sub-query; the system writes this block, not you.
+- <subanswer>…</subanswer>: the answer to the sub-query just asked, as direct and short as the retrieved information allows.
+- <answer>…</answer>: the final answer to the question, combining your steps and sub-answers.
+Every <subquery>, <subanswer> and <answer> comes right after a <step> of its own: a step and a sub-query, then after the retrieval a step and the sub-answer, and so on, ending with a step and the answer.`;
 
 const RETRY = 'Your last turn had no <subquery>, <subanswer> or <answer>. Continue with a <step> followed by one of them.';
 const FORCE = 'No more searches are allowed. Write a final <step> and then the short answer between <answer> and </answer>.';
@@ -37,6 +50,10 @@ export const prorag: Protocol = {
     }
     if (opts.forced) messages.push({ role: 'user', content: FORCE });
     return messages;
+  },
+  template: {
+    kinds: { main: { description: 'the opening user message (instructions and question); the turns after it are the protocol\'s', fields: { question: { required: true, description: 'the question' } } } },
+    fill: (state, opts) => ({ kind: 'main', values: { question: state.question.question }, continuation: prorag.render(state, opts).slice(1) }),
   },
   parse(text: string): Action {
     const hit = firstTag(text, ['subquery', 'subanswer', 'answer']);

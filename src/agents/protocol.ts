@@ -66,6 +66,41 @@ export interface Protocol {
    * policies leave trajectories in the protocol's own format.
    */
   format(action: Action, state: State): string;
+  /** What a `--prompt-template FILE` may replace, and the values of its placeholders (agents/prompt-template). */
+  template?: TemplateHooks;
+}
+
+/** One placeholder of a prompt template. */
+export interface TemplateField {
+  /** Whether a template of this kind must use it (a template without it is refused). */
+  required: boolean;
+  /** One line, for the docs and the error messages. */
+  description: string;
+}
+
+/** One kind of prompt a protocol sends (ReasonRAG has two: reasoning and grounding). */
+export interface TemplateKind {
+  description: string;
+  fields: Record<string, TemplateField>;
+}
+
+/** The prompt a template fills for one state. */
+export interface TemplateFill {
+  /** Which of `kinds` this prompt is. */
+  kind: string;
+  /** A value for every field of the kind. */
+  values: Record<string, string>;
+  /** Messages after the templated opening (the turns of a multi-turn transcript), as the protocol renders them. */
+  continuation: Message[];
+  /** When the budget is spent and the continuation does not already say so: the note asking for the answer. */
+  forcedNote?: string;
+}
+
+/** A protocol's template hooks: its kinds of prompt (the first is the default kind) and their placeholder values. */
+export interface TemplateHooks {
+  kinds: Record<string, TemplateKind>;
+  /** Which kind of prompt `state` gets, its placeholder values, and the protocol's messages after it. */
+  fill(state: State, opts: RenderOptions): TemplateFill;
 }
 
 // ---------------------------------------------------------------------------------------- helpers

@@ -10,6 +10,9 @@ import { formatDocs, invalid, isBlank, type Protocol, type RenderOptions, though
 
 const SYSTEM = 'You are a careful assistant answering questions. Final answers are short: a name, a date, a number, yes or no, or a brief phrase.';
 
+/** Template kinds of a prompt that carries the question only (Direct, CoT). */
+const QUESTION_ONLY = { main: { description: 'the whole prompt', fields: { question: { required: true, description: 'the question' } } } };
+
 /** "Answer: X" on its own line, last one wins. */
 function parseAnswerLine(text: string): Action {
   const lines = text.trim().split('\n');
@@ -36,6 +39,7 @@ export const direct: Protocol = {
     { role: 'system', content: SYSTEM },
     { role: 'user', content: `Question: ${state.question.question}\nReply with the answer only, no explanation.` },
   ],
+  template: { kinds: QUESTION_ONLY, fill: (state) => ({ kind: 'main', values: { question: state.question.question }, continuation: [] }) },
   parse(text: string): Action {
     // The first line with text once an "Answer:" label is dropped: a bare "Answer:" is no answer.
     const line = text
@@ -57,6 +61,7 @@ export const cot: Protocol = {
     { role: 'system', content: SYSTEM },
     { role: 'user', content: `Question: ${state.question.question}\nThink it through step by step. End with a line of the form "Answer: <short answer>".` },
   ],
+  template: { kinds: QUESTION_ONLY, fill: (state) => ({ kind: 'main', values: { question: state.question.question }, continuation: [] }) },
   parse: parseAnswerLine,
   format: (action, state) => (action.type === 'answer' ? `${thoughtFor(action, state)}\nAnswer: ${action.answer}` : ''),
 };
@@ -74,6 +79,10 @@ export const rag: Protocol = {
       content: `Documents:\n${retrievedBlock(state) || '(none)'}\n\nQuestion: ${state.question.question}\nUsing the documents, think it through step by step. End with a line of the form "Answer: <short answer>".`,
     },
   ],
+  template: {
+    kinds: { main: { description: 'the whole prompt', fields: { question: { required: true, description: 'the question' }, documents: { required: true, description: 'the documents retrieved for the question, "Doc 1 (Title: …) text" lines' } } } },
+    fill: (state) => ({ kind: 'main', values: { question: state.question.question, documents: retrievedBlock(state) || '(none)' }, continuation: [] }),
+  },
   parse: parseAnswerLine,
   format: (action, state) => (action.type === 'search' ? action.query : action.type === 'answer' ? `${thoughtFor(action, state)}\nAnswer: ${action.answer}` : ''),
 };
@@ -98,8 +107,19 @@ export function reactFormat(action: Action, state: State): string {
 }
 
 export const REACT_RULES =
-  'First write "Thought:" with your reasoning about what is known and what is missing. Then write exactly one action line: "Action: search[<query>]" to look something up, or "Action: finish[<short answer>]" when you can answer.';
+  'First write "Thought:" with your reasoning about what is known and what is missing. Then write exactly one action line: "Action: search[<query>]" to look something up (never a query you have already searched), or "Action: finish[<short answer>]" when you can answer.';
 export const REACT_FORCED = 'You cannot search any more. Write "Thought:" and then "Action: finish[<short answer>]".';
+
+/** ReAct's steps so far: each turn as written, a search's with its documents as the observation. */
+function reactHistory(state: State): string {
+  return state.steps
+    .map((s) => {
+      if (s.action.type === 'search') return `${s.raw.trim()}\nObservation:\n${formatDocs(s.docs ?? [])}`;
+      if (s.action.type === 'invalid') return `${s.raw.trim()}\nObservation: that output had no valid action line.`;
+      return s.raw.trim();
+    })
+    .join('\n\n');
+}
 
 export const react: Protocol = {
   name: 'react',
@@ -107,17 +127,15 @@ export const react: Protocol = {
   defaults: { maxTurns: 10, topK: 5, maxTokens: 512, stop: ['\nObservation'] },
   allowed: (state) => (state.mustAnswer ? ['answer'] : ['search', 'answer']),
   render(state: State, opts: RenderOptions = {}): Message[] {
-    const history = state.steps
-      .map((s) => {
-        if (s.action.type === 'search') return `${s.raw.trim()}\nObservation:\n${formatDocs(s.docs ?? [])}`;
-        if (s.action.type === 'invalid') return `${s.raw.trim()}\nObservation: that output had no valid action line.`;
-        return s.raw.trim();
-      })
-      .join('\n\n');
+    const history = reactHistory(state);
     return [
       { role: 'system', content: SYSTEM },
       { role: 'user', content: `Question: ${state.question.question}\n\n${history ? `Your steps so far:\n${history}\n\n` : ''}${opts.forced ? REACT_FORCED : REACT_RULES}` },
     ];
+  },
+  template: {
+    kinds: { main: { description: 'the whole prompt', fields: { question: { required: true, description: 'the question' }, history: { required: true, description: 'the steps so far: each Thought / Action, a search\'s followed by "Observation:" and its documents ("(nothing yet)" before the first)' } } } },
+    fill: (state, opts) => ({ kind: 'main', values: { question: state.question.question, history: reactHistory(state) || '(nothing yet)' }, continuation: [], ...(opts.forced ? { forcedNote: REACT_FORCED } : {}) }),
   },
   parse: parseReactAction,
   format: reactFormat,

@@ -9,7 +9,39 @@ import type { Action, Message, Step } from '../core/trajectory.js';
 import type { State } from '../env/env.js';
 import { firstTag, formatDocs, invalid, type Protocol, type RenderOptions, tagContent, thoughtFor } from './protocol.js';
 
-const SYSTEM = 'You answer questions by reasoning step by step and searching a knowledge base when you lack a fact. Rely only on the evidence you have collected, not on memory.';
+/*
+ * The three prompts follow ReasonRAG's appendix F (Figures 12 and 13) and its pipeline's
+ * BEGIN_REASONING / REASONING / DOCUMENT_ANALYSIS / ANSWER_GENERATION prompts, in ragtrail's words.
+ * The conclusion phrases are format, not wording, and carry over exactly: a reasoning turn ends
+ * "So the answer is <answer>…</answer>" or "So the next query is <query>…</query>", a grounding turn
+ * "Based on the query, the relevant evidence is <evidence>…</evidence>" (or <evidence>None</evidence>):
+ * the authors' reader (reasonrag_pipeline.py `extract_answer`, and ragtrail's reasonrag-terminal
+ * compat mode) looks for "So the answer is".
+ */
+const CONCLUDE = 'End with exactly one of these two lines. To answer: So the answer is <answer>short answer</answer>. To search: So the next query is <query>query</query>.';
+
+/** The reasoning prompt (Figure 12): error reflection, information sufficiency, conciseness, conclusion. */
+const REASONING_SYSTEM = `You answer questions with the help of a retrieval tool, reasoning briefly and accurately.
+- If an earlier thought contains a mistake, point it out and correct it; otherwise skip this.
+- Judge whether the information gathered so far is enough to answer the question fully and correctly. If it is not, break the question down and write the next query; never repeat a query already made. If no useful new query is left, say why and answer from what you have.
+- Keep queries and answers short: nouns or brief phrases wherever you can.
+${CONCLUDE}`;
+
+/** The first reasoning turn (the pipeline's BEGIN_REASONING prompt): decompose, and decide what needs retrieval. */
+const BEGIN_SYSTEM = `You answer questions with the help of a retrieval tool.
+- Break the question into smaller sub-questions so that no part of it is missed.
+- For each part, decide whether you can answer it confidently from what you already know, or whether it needs to be looked up or checked.
+- Keep queries and answers short: nouns or brief phrases wherever you can.
+${CONCLUDE}`;
+
+/** The grounding prompt (Figure 13): extract the evidence for the latest query. */
+const GROUNDING_SYSTEM = `You extract evidence from retrieved documents for the latest search query.
+- Find the key terms and concepts of the query.
+- Look through the documents for the passages that support an answer to it.
+- If you find relevant evidence, reply: Based on the query, the relevant evidence is <evidence>the evidence</evidence>. If nothing is relevant, reply: <evidence>None</evidence>.`;
+
+/** The forced last turn (the pipeline's ANSWER_GENERATION prompt). */
+const ANSWER_SYSTEM = 'You answer questions with the help of a retrieval tool, and no searches are left. Give a precise, very short final answer with no explanation, ending with: So the answer is <answer>short answer</answer>.';
 
 function lastSearch(state: State): Step | undefined {
   const last = state.steps[state.steps.length - 1];
@@ -40,20 +72,41 @@ export const reasonrag: Protocol = {
     if (search && !opts.forced) {
       const query = search.action.type === 'search' ? search.action.query : '';
       return [
-        { role: 'system', content: SYSTEM },
-        {
-          role: 'user',
-          content: `Question: ${q}\n\nYou searched for: ${query}\n\nDocuments:\n${formatDocs(search.docs ?? [])}\n\nCopy the sentences of these documents that help answer the search, and nothing else, between <evidence> and </evidence>. If none of them help, write <evidence>None</evidence>.`,
-        },
+        { role: 'system', content: GROUNDING_SYSTEM },
+        { role: 'user', content: `Question: ${q}\n\nSearches and evidence so far:\n${history(state)}\n\nLatest query: ${query}\n\nDocuments:\n${formatDocs(search.docs ?? [])}` },
       ];
     }
-    const ask = opts.forced
-      ? 'You cannot search any more. Reason briefly over the evidence, then give the final short answer between <answer> and </answer>.'
-      : 'Reason step by step about what is known and what is missing. Then either write one search query between <query> and </query>, or, if the evidence is enough, write the final short answer between <answer> and </answer>.';
+    const system = opts.forced ? ANSWER_SYSTEM : state.steps.length === 0 ? BEGIN_SYSTEM : REASONING_SYSTEM;
     return [
-      { role: 'system', content: SYSTEM },
-      { role: 'user', content: `Question: ${q}\n\nSearches and evidence so far:\n${history(state)}\n\n${ask}` },
+      { role: 'system', content: system },
+      { role: 'user', content: state.steps.length === 0 ? `Question: ${q}` : `Question: ${q}\n\nSearches and evidence so far:\n${history(state)}` },
     ];
+  },
+
+  template: {
+    kinds: {
+      reasoning: {
+        description: 'a reasoning turn, ending in a <query> or an <answer>',
+        fields: { question: { required: true, description: 'the question' }, history: { required: true, description: 'the searches so far, each with the evidence kept from it ("(nothing yet)" before the first)' } },
+      },
+      grounding: {
+        description: 'a grounding turn, keeping <evidence> from the latest search\'s documents',
+        fields: {
+          question: { required: true, description: 'the question' },
+          query: { required: true, description: 'the latest search query' },
+          documents: { required: true, description: 'its documents, "Doc 1 (Title: …) text" lines' },
+          history: { required: false, description: 'the searches so far with their evidence' },
+        },
+      },
+    },
+    fill(state, opts) {
+      const search = lastSearch(state);
+      const values = { question: state.question.question, history: history(state) };
+      if (search && !opts.forced) {
+        return { kind: 'grounding', values: { ...values, query: search.action.type === 'search' ? search.action.query : '', documents: formatDocs(search.docs ?? []) }, continuation: [] };
+      }
+      return { kind: 'reasoning', values, continuation: [], ...(opts.forced ? { forcedNote: ANSWER_SYSTEM } : {}) };
+    },
   },
 
   parse(text: string, state: State): Action {
@@ -71,11 +124,11 @@ export const reasonrag: Protocol = {
   format(action: Action, state: State): string {
     switch (action.type) {
       case 'search':
-        return `${thoughtFor(action, state)}\n<query>${action.query}</query>`;
+        return `${thoughtFor(action, state)}\nSo the next query is <query>${action.query}</query>`;
       case 'extract':
-        return `<evidence>${action.evidence}</evidence>`;
+        return action.evidence === 'None' ? '<evidence>None</evidence>' : `Based on the query, the relevant evidence is <evidence>${action.evidence}</evidence>`;
       case 'answer':
-        return `${thoughtFor(action, state)}\n<answer>${action.answer}</answer>`;
+        return `${thoughtFor(action, state)}\nSo the answer is <answer>${action.answer}</answer>`;
       default:
         return '';
     }

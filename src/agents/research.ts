@@ -9,6 +9,8 @@ import type { State } from '../env/env.js';
 import { invalid, isBlank, type Protocol, type RenderOptions, thoughtFor } from './protocol.js';
 import { summarizedHistory, summarizeSearches } from './summarize.js';
 
+// RAG-Gym's ReSearch template (rag_gym/agents/research.py `research_user_template`; paper §4.1,
+// answer-driven query formulation), in ragtrail's words.
 const INSTRUCTIONS = `Write three sections:
 
 ### Reasoning
@@ -19,7 +21,7 @@ List the claims your reasoning relies on that the search history above does not 
 
 ### Output
 A JSON object in a \`\`\`json block:
-{"predicted_answer": "<short answer: a word, name, number or brief phrase>", "generated_query": "<the query to search, or \\"None\\" when no search is needed>"}`;
+{"predicted_answer": "<short answer: one letter for a multiple-choice question, else a number, a word or a brief phrase>", "generated_query": "<an entity, question or statement to search for, or \\"None\\" when no search is needed>"}`;
 
 const FORCED = 'You cannot search any more. Write the three sections, with "generated_query": "None" and your best short answer as "predicted_answer".';
 
@@ -94,6 +96,10 @@ export const research: Protocol = {
       { role: 'system', content: 'You answer questions, searching an external knowledge base for facts you cannot support from the search history.' },
       { role: 'user', content: `### Search History\n${summarizedHistory(state)}\n\n### Question\n${state.question.question}\n\n${INSTRUCTIONS}${opts.forced ? `\n\n${FORCED}` : ''}` },
     ];
+  },
+  template: {
+    kinds: { main: { description: 'the whole prompt', fields: { question: { required: true, description: 'the question' }, history: { required: true, description: 'the searches so far as "Query i: … / Answer i: …" pairs (documents summarised per query)' } } } },
+    fill: (state, opts) => ({ kind: 'main', values: { question: state.question.question, history: summarizedHistory(state) }, continuation: [], ...(opts.forced ? { forcedNote: FORCED } : {}) }),
   },
   parse(text: string, state: State): Action {
     const d = extractDecision(text);

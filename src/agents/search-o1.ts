@@ -21,6 +21,10 @@ export const searchO1: Protocol = {
       { role: 'user', content: `Question: ${state.question.question}\n\nWhat your searches found so far:\n${summarizedHistory(state)}\n\n${opts.forced ? REACT_FORCED : REACT_RULES}` },
     ];
   },
+  template: {
+    kinds: { main: { description: 'the whole prompt', fields: { question: { required: true, description: 'the question' }, history: { required: true, description: 'the searches so far as "Query i: … / Answer i: …" pairs (documents summarised per query)' } } } },
+    fill: (state, opts) => ({ kind: 'main', values: { question: state.question.question, history: summarizedHistory(state) }, continuation: [], ...(opts.forced ? { forcedNote: REACT_FORCED } : {}) }),
+  },
   parse: parseReactAction,
   format: reactFormat,
 };

@@ -10,7 +10,21 @@ import type { State } from '../env/env.js';
 import { pyStrip } from '../core/text.js';
 import { firstTag, formatDocs, invalid, type Protocol, type RenderOptions, thoughtFor } from './protocol.js';
 
-const INSTRUCTIONS = `Answer the question below. Whenever you receive new information, reason about it inside <think> and </think>. If you are missing knowledge, search for it by writing a query between <search> and </search>; the search results will come back between <information> and </information>. You may search as often as you need. Before you answer, check your reasoning inside <reflect> and </reflect>. Then write the final answer, as short as possible and without explanation, between <answer> and </answer>, for example <answer> Paris </answer>.`;
+/**
+ * LWS's instruction to the trained model (appendix B.4, "Instruction for Trained RLM"), in ragtrail's
+ * words: think first from what the model already knows; answer through <reflect> and <answer> with no
+ * search when that is enough; search only when it is not, with a short keyword query; after
+ * <information>, reflect and answer, or explain the gap in <reflect> and search again; searching is
+ * the last resort, never the default (the paper's point: the multi-stage reward of §3.3 couples the
+ * answer's quality with the number of retrievals).
+ */
+const INSTRUCTIONS = `Answer the question below, following these steps.
+1. Start with <think> and </think>: sketch your reasoning briefly, relying on what you already know. Do not assume you need to look anything up.
+2. If what you know is enough, summarise your reasoning between <reflect> and </reflect> and then give the final answer between <answer> and </answer>. Do not search in that case.
+3. Only if what you know is truly not enough, write a search query between <search> and </search>: a few keywords carrying the key facts (names, dates, places, concepts), not a question in full sentences.
+4. The results come back between <information> and </information>. If they are reliable and enough, combine them with your reasoning inside <reflect> and </reflect>, then answer between <answer> and </answer>.
+5. If they are not enough, or contradict what you know, say so inside <reflect> and </reflect>, and search again with a revised query if you must.
+6. The final answer is short and clear, without explanation, for example <answer> Paris </answer>. Reasoning comes first; searching is a last resort, not the default.`;
 
 const RETRY = 'Your last turn had neither a <search> query nor an <answer>. To search, put the query between <search> and </search>; to finish, put the answer between <answer> and </answer>.';
 const FORCE = 'You have no searches left. Give your final answer now between <answer> and </answer>.';
@@ -44,6 +58,11 @@ export const searchR1: Protocol = {
     }
     if (opts.forced) messages.push({ role: 'user', content: `\n${FORCE}\n` });
     return messages;
+  },
+
+  template: {
+    kinds: { main: { description: 'the opening user message (instructions and question); the turns after it are the protocol\'s', fields: { question: { required: true, description: 'the question' } } } },
+    fill: (state, opts) => ({ kind: 'main', values: { question: state.question.question }, continuation: searchR1.render(state, opts).slice(1) }),
   },
 
   parse(text: string): Action {

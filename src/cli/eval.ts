@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { InputError } from '../core/errors.js';
 import { parseShard } from '../core/shard.js';
 import { getProtocol } from '../agents/registry.js';
+import { PROMPT_TEMPLATE_HELP, usePromptTemplate } from '../agents/prompt-template.js';
 import { type EvalConfig, readEvalConfig, runEval } from '../eval/harness.js';
 import { POLICY_SPEC_HELP } from '../agents/policies.js';
 import type { SelectMethod } from '../eval/systems.js';
@@ -35,6 +36,7 @@ interface EvalOpts {
   concurrency?: number;
   seed?: number;
   shard?: string;
+  promptTemplate?: string;
 }
 
 /** The config the flags describe: every agent × every selection method, on every dataset. */
@@ -85,6 +87,7 @@ export function registerEval(program: Command): void {
     .option('--split <name>', 'without --config: only questions of this split')
     .option('--limit <n>', 'without --config: first N questions of each dataset', intArg(1))
     .option('--agent <name>', 'without --config: an agent protocol (repeatable)', collect, [])
+    .option('--prompt-template <file>', `${PROMPT_TEMPLATE_HELP}; applies to every agent of the run`)
     .option('--llm <spec>', `without --config: the model, ${LLM_SPEC_HELP}`)
     .option('--policy <spec>', `without --config, instead of --llm: ${POLICY_SPEC_HELP}`, policyArg)
     .option('--competence <c>', 'sim competence', numberArg(0, 1))
@@ -101,6 +104,7 @@ export function registerEval(program: Command): void {
   addRetryOption(cmd)
     .action(async (o: EvalOpts) => {
       const config = o.config ? readEvalConfig(o.config) : configFromFlags(o);
+      if (o.promptTemplate) usePromptTemplate(o.promptTemplate, config.systems.map((s) => s.agent));
       if (o.out) config.out = resolve(o.out);
       if (o.shard) config.shard = `${parseShard(o.shard).index}/${parseShard(o.shard).count}`;
       const t0 = performance.now();

@@ -5,6 +5,7 @@ import type { Question } from '../core/types.js';
 import { loadDataset, missingSplitHint } from '../corpus/dataset.js';
 import { protocolNames } from '../agents/registry.js';
 import { getProtocol } from '../agents/registry.js';
+import { PROMPT_TEMPLATE_HELP, usePromptTemplate } from '../agents/prompt-template.js';
 import { RagEnv } from '../env/env.js';
 import { DEFAULT_MAX_ACTION_CHARS, EnvService } from '../learn/serve/env-service.js';
 import { createEnvServer } from '../learn/serve/serve-env.js';
@@ -22,6 +23,8 @@ export interface EnvOpts {
   split?: string;
   limit?: number;
   agent: string;
+  /** `--prompt-template FILE`: the protocol's prompts in this template's words. */
+  promptTemplate?: string;
   reward?: string;
   option: string[];
   prm?: string;
@@ -47,6 +50,7 @@ export function addEnvOptions(cmd: Command, defaults: { agent?: string; reward?:
     .option('--split <name>', 'only questions whose metadata.split is this ("" for all; default: train when the dataset has split metadata, else every question)')
     .option('--limit <n>', 'first N questions only', intArg(1))
     .option('--agent <name>', `protocol for raw-text actions and prompts: ${protocolNames().join(', ')}`, choiceArg(protocolNames), defaults.agent)
+    .option('--prompt-template <file>', PROMPT_TEMPLATE_HELP)
     .option('--reward <expr>', `outcome reward scheme on the final step (see \`ragtrail reward --help\`)${defaults.reward ? '' : '; default: the algorithm\'s (em; lws: lws-stage1 then lws-stage2; prorag: prorag-outcome)'}`, defaults.reward)
     .option('--option <k=v>', 'reward scheme option (repeatable)', collect, [])
     .option('--prm <spec>', `process reward of every step: ${PRM_SPEC_HELP}`)
@@ -56,7 +60,15 @@ export function addEnvOptions(cmd: Command, defaults: { agent?: string; reward?:
     .option('--top-k <n>', "documents per search (default: the protocol's)", intArg(1, 100))
     .option('--retrieval <m>', 'bm25, dense or hybrid', choiceArg(['bm25', 'dense', 'hybrid'] as const))
     .option('--api-key <key>', 'API key for an openai: embedder or a judge PRM (default: $OPENAI_API_KEY)')
-    .option('--trajectories <file>', 'append every finished episode to this JSONL file (trajectories with their step and outcome rewards)');
+    .option('--trajectories <file>', 'append every finished episode to this JSONL file (trajectories with their step and outcome rewards)')
+    .hook('preAction', (c) => {
+      // `train` shares these options: templated prompts are rendered by the rollouts' environment
+      // server (envServiceFrom), so only --engine trl --algo grpo|prorag honours the flag; offline TRL
+      // data holds its prompts already, and the gym policy reads no prompt text.
+      const o = c.opts<{ promptTemplate?: string; engine?: string; algo?: string }>();
+      if (o.promptTemplate && o.engine !== undefined && !(o.engine === 'trl' && (o.algo === 'grpo' || o.algo === 'prorag')))
+        throw new InputError(`--prompt-template renders the prompts of --engine trl --algo grpo|prorag rollouts, not of --engine ${o.engine} --algo ${o.algo ?? '?'}`, o.engine === 'trl' ? 'sft, dpo and prm train on the prompts already in --data: render them with `annotate --prompt-template`' : 'the gym policy reads no prompt text');
+    });
 }
 
 /**
@@ -95,6 +107,7 @@ export async function selectQuestions(dataset: string, split: string | undefined
 
 export async function envServiceFrom(opts: EnvOpts): Promise<EnvService & { selection: string }> {
   if (!opts.index || !opts.dataset) throw new InputError('serve-env needs --index DIR and --dataset FILE', 'e.g. --index world-index --dataset world/questions.jsonl');
+  if (opts.promptTemplate) usePromptTemplate(opts.promptTemplate, [opts.agent]);
   const protocol = getProtocol(opts.agent);
   const { questions, note } = await selectQuestions(opts.dataset, opts.split, opts.limit);
   const pooled = opts.workers && !/^https?:\/\//.test(opts.index);

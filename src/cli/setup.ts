@@ -9,6 +9,7 @@ import type { Protocol } from '../agents/protocol.js';
 import { protocolNames } from '../agents/registry.js';
 import { simDataWarning } from '../agents/sim.js';
 import { getProtocol } from '../agents/registry.js';
+import { PROMPT_TEMPLATE_HELP, usePromptTemplate } from '../agents/prompt-template.js';
 import { knownPolicy, POLICY_SPEC_HELP } from '../agents/policies.js';
 import { type BuiltSystem, buildSystem, type SystemSpec } from '../eval/systems.js';
 import { createLLM, LLM_SPEC_HELP, type LLMOptions } from '../llm/create.js';
@@ -44,7 +45,10 @@ export interface AgentOpts {
   priceIn?: number;
   priceOut?: number;
   llmConcurrency?: number;
+  /** `--prompt-template FILE`: the protocol's prompts in this template's words. */
+  promptTemplate?: string;
 }
+
 
 /** The options of an agent, its model or stand-in, and its environment. */
 /** Validates --policy early, so that a typo is a flag error rather than a failure after loading. */
@@ -87,6 +91,7 @@ export function addAgentOptions(cmd: Command, defaults: { agent: string; concurr
     .option('--cache-dir <dir>', 'on-disk response cache shared by runs', '.ragtrail-cache')
     .option('--no-cache', 'do not read or write the response cache')
     .option('--no-trace-prompts', "do not keep each step's prompt in the trajectories")
+    .option('--prompt-template <file>', PROMPT_TEMPLATE_HELP)
     .option('--price-in <usd>', 'dollars per million prompt tokens, for the cost line', numberArg(0, 1e6))
     .option('--price-out <usd>', 'dollars per million completion tokens', numberArg(0, 1e6));
 }
@@ -132,6 +137,7 @@ export interface AgentSetup extends BuiltSystem {
 
 /** The agent of `run` / `annotate` from its flags: policy (with its selection method) and environment. */
 export async function setupAgent(opts: AgentOpts, selection: Pick<SystemSpec, 'select' | 'prm' | 'n' | 'temperature' | 'prmCandidates' | 'prmInput' | 'logprobs'> = {}): Promise<AgentSetup> {
+  if (opts.promptTemplate) usePromptTemplate(opts.promptTemplate, [opts.agent]);
   const protocol = getProtocol(opts.agent);
   if (!opts.llm === !opts.policy) throw new InputError('give exactly one of --llm SPEC or --policy sim|oracle|gym:FILE', 'e.g. --llm openai:http://127.0.0.1:8000/v1#model, or --policy sim to run offline');
   const retriever = await openRetriever(opts.index!, { method: opts.retrieval, embedderOptions: { apiKey: opts.apiKey } });

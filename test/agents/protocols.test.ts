@@ -74,6 +74,13 @@ describe('parsers never throw and keep malformed text as invalid', () => {
 
 describe('search-r1', () => {
   const p = PROTOCOLS['search-r1'];
+  it("tells the model to search only as a last resort (LWS appendix B.4), never 'as often as it needs'", () => {
+    const first = p.render(state())[0]!.content;
+    assert.match(first, /searching is a last resort, not the default/);
+    assert.match(first, /If what you know is enough, .*Do not search in that case\./);
+    assert.match(first, /a few keywords .* not a question in full sentences/);
+    assert.doesNotMatch(first, /as often as you need/);
+  });
   it('takes the first action tag, accepts a query cut off at the stop string, rejects empty tags', () => {
     assert.deepEqual(p.parse('<think>x</think> <search> who wrote it </search> <answer>no</answer>', state()), { type: 'search', query: 'who wrote it' });
     assert.deepEqual(p.parse('<think>x</think>\n<search> Silent Harbor director', state()), { type: 'search', query: 'Silent Harbor director' });
@@ -142,7 +149,9 @@ describe('reasonrag', () => {
   const p = PROTOCOLS.reasonrag;
   it('alternates reasoning and grounding; carries evidence, not documents', () => {
     const grounding = p.render(state([searched()]));
-    assert.match(grounding[1]!.content, /You searched for: Silent Harbor director/);
+    // ReasonRAG's grounding prompt (appendix F, Figure 13): evidence for the latest query.
+    assert.match(grounding[0]!.content, /Based on the query, the relevant evidence is <evidence>/);
+    assert.match(grounding[1]!.content, /Latest query: Silent Harbor director/);
     assert.match(grounding[1]!.content, /Doc 1 \(Title: The Silent Harbor\)/);
     assert.deepEqual(p.parse('<evidence>directed by Maren Tolvik</evidence>', state([searched()])), { type: 'extract', evidence: 'directed by Maren Tolvik' });
     assert.deepEqual(p.parse('<evidence>None</evidence>', state([searched()])), { type: 'extract', evidence: 'None' });
@@ -153,6 +162,18 @@ describe('reasonrag', () => {
     assert.doesNotMatch(reasoning, /1971 film/);
     assert.deepEqual(p.allowed(afterEvidence), ['search', 'answer']);
     assert.deepEqual(p.parse('so\n<query>Maren Tolvik birth', afterEvidence), { type: 'search', query: 'Maren Tolvik birth' });
+  });
+  it('asks for the paper\'s conclusion phrases and writes them (appendix F, Figure 12; the pipeline\'s prompts)', () => {
+    const first = p.render(state());
+    assert.match(first[0]!.content, /Break the question into smaller sub-questions/);
+    assert.equal(first[1]!.content, 'Question: Who directed The Silent Harbor?');
+    const later = p.render(state([searched(), { action: { type: 'extract', evidence: 'x' }, raw: '' }]));
+    assert.match(later[0]!.content, /never repeat a query already made/);
+    for (const m of [first, later]) assert.match(m[0]!.content, /So the answer is <answer>short answer<\/answer>\. To search: So the next query is <query>query<\/query>\./);
+    assert.match(p.render(state(), { forced: true })[0]!.content, /ending with: So the answer is <answer>/);
+    assert.equal(p.format({ type: 'answer', answer: 'Maren Tolvik' }, state()), 'The information gathered is enough to answer.\nSo the answer is <answer>Maren Tolvik</answer>');
+    assert.equal(p.format({ type: 'extract', evidence: 'directed by Maren Tolvik' }, state([searched()])), 'Based on the query, the relevant evidence is <evidence>directed by Maren Tolvik</evidence>');
+    assert.equal(p.format({ type: 'extract', evidence: 'None' }, state([searched()])), '<evidence>None</evidence>');
   });
 });
 
