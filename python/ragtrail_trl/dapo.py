@@ -29,7 +29,8 @@ KL estimators (`kl_estimator`), with d = log pi_theta - log pi_ref per token (Sc
   k3 = exp(-d) + d - 1 (TRL's and GRPO's). TRL 1.13 computes k3 inline, so for k1/k2
 `KLEstimatorMixin` runs TRL's loss with beta = 0 and adds beta * KL reduced exactly as TRL reduces
 that `loss_type` (the loss is linear in the per-token term, so this is the same loss as TRL's code
-with the estimator swapped).
+with the estimator swapped), times the importance ratio when `use_bias_correction_kl` (TRL's default;
+ARENA's code predates it: set it false for ARENA's exact term).
 
 LWS stage switch (LWS §3.3, Eq. 10 → Eq. 11): training starts on the stage-1 reward and moves to the
 stage-2 reward once a rule fires: at a fixed step, at a share of the run, or when the logged mean
@@ -194,8 +195,6 @@ class KLEstimatorMixin:
         if kl_estimator != "k3" and self.beta != 0.0:
             if self.use_liger_kernel:
                 raise ValueError(f"the Liger GRPO loss computes k3 itself; turn use_liger_kernel off for the {kl_estimator} KL estimator")
-            if self.args.use_bias_correction_kl:
-                raise ValueError(f"use_bias_correction_kl applies to TRL's k3 term only; turn it off for the {kl_estimator} KL estimator")
             if self.loss_type not in LOSS_TYPES_WITH_KL:
                 raise ValueError(f"the {kl_estimator} KL estimator is not wired for loss_type {self.loss_type!r}")
 
@@ -221,7 +220,16 @@ class KLEstimatorMixin:
             else:
                 del self._get_per_token_logps_and_entropies
         mask = inputs["completion_mask"] * inputs["tool_mask"] if "tool_mask" in inputs else inputs["completion_mask"]
-        per_token_kl = kl_per_token(captured[0], inputs["ref_per_token_logps"], self.kl_estimator)
+        logps = captured[0]
+        per_token_kl = kl_per_token(logps, inputs["ref_per_token_logps"], self.kl_estimator)
+        if self.args.use_bias_correction_kl:
+            # TRL's correction (its default), applied to this estimator as TRL applies it to k3: times the
+            # importance ratio pi_theta / pi_old, per token or per sequence as importance_sampling_level says.
+            old = inputs.get("old_per_token_logps")
+            log_ratio = logps - (logps.detach() if old is None else old)
+            if self.importance_sampling_level == "sequence":
+                log_ratio = ((log_ratio * mask).sum(-1) / mask.sum(-1).clamp(min=1.0)).unsqueeze(-1)
+            per_token_kl = per_token_kl * torch.exp(log_ratio)
         training = self.model.training
         loss = loss + beta * reduce_like_trl(
             per_token_kl, mask, self.loss_type, training=training,

@@ -206,8 +206,8 @@ def _validate_dapo_fields(config: dict) -> None:
             raise ConfigError(f"\"kl_estimator\" is a setting of {', '.join(ONLINE)}, not {algo}", "remove it")
         if config["kl_estimator"] not in ("k1", "k2", "k3"):
             raise ConfigError(f"unknown kl_estimator {config['kl_estimator']!r}", "use \"k1\", \"k2\" (ARENA) or \"k3\" (TRL's, GRPO's)")
-        if config["kl_estimator"] != "k3" and (config["trainer"].get("use_liger_kernel") or config["trainer"].get("use_bias_correction_kl")):
-            raise ConfigError(f"kl_estimator {config['kl_estimator']} replaces TRL's k3 term, which use_liger_kernel / use_bias_correction_kl compute inline", "remove those trainer fields or use k3")
+        if config["kl_estimator"] != "k3" and config["trainer"].get("use_liger_kernel"):
+            raise ConfigError(f"kl_estimator {config['kl_estimator']} replaces TRL's k3 term, which the Liger loss computes inline", "remove trainer.use_liger_kernel or use k3")
     for key in ("dynamic_sampling", "soft_overlong_cache"):
         if key in config and algo not in DAPO_LIKE:
             raise ConfigError(f"\"{key}\" is a setting of dapo and lws, not {algo}", "remove it or use algo \"dapo\"")

@@ -189,6 +189,12 @@ def test_clip_higher_token_level_loss_and_k2_by_hand():
     # GRPO's per-sequence mean with k2 (ARENA): row 0 (-1.28 - 0.5) / 2 = -0.89, row 1 3.3 / 3 = 1.1, mean 0.105
     grpo = _loss_stub(KLGRPOTrainer, logps, beta=0.04, estimator="k2", loss_type="grpo", eps_high=0.28)._compute_loss(None, inputs)
     assert grpo.item() == pytest.approx(0.105 + 0.04 * 0.5 * math.log(2) ** 2, abs=1e-6)
+    # TRL's use_bias_correction_kl: the KL term times pi/pi_old per token (1.5, 0.5 | 1.5, 0.5, 1.0):
+    # sum over the 5 tokens of r * k2 = 5.0 * 0.2402265, over 5 tokens (these ratios average 1, so the
+    # value equals the uncorrected one: this checks the corrected path runs and reduces the same way)
+    corrected = _loss_stub(DAPOTrainer, logps, beta=0.1, estimator="k2")
+    corrected.args.use_bias_correction_kl = True
+    assert corrected._compute_loss(None, inputs).item() == pytest.approx(0.304 + 0.1 * 0.5 * math.log(2) ** 2 * 5.0 / 5, abs=1e-6)
 
 
 # ----------------------------------------------------------------------------- a run
