@@ -1,5 +1,8 @@
 import type { Command } from 'commander';
-import { listen, stopOnSignals } from '../core/http-server.js';
+import { availableParallelism } from 'node:os';
+import { copyIndex, drained, isServerCopy, reportReady, shouldSupervise, stopOnSupervisor, superviseCopies } from '../core/cluster.js';
+import { gracefulStopper, listen, stopOnSignals } from '../core/http-server.js';
+import { DEFAULT_MAX_POSTINGS_IN_MEMORY } from '../retrieval/bm25/index.js';
 import { openRetriever, readManifest, registeredRetrieverKind, type SearchMethod } from '../retrieval/index-dir.js';
 import { defaultWorkers, PooledRetriever } from '../retrieval/pool.js';
 import { createRetrievalServer, DEFAULT_RETRIEVAL_LIMITS } from '../retrieval/server.js';
@@ -13,7 +16,8 @@ interface ServeOpts {
   retrieval?: SearchMethod;
   topk: number;
   apiKey?: string;
-  workers: number;
+  workers?: number;
+  processes: number;
   maxQueries: number;
   maxTopk: number;
   maxResults: number;
@@ -36,7 +40,8 @@ export function registerServeRetriever(program: Command): void {
     .option('--retrieval <m>', 'bm25, dense or hybrid', choiceArg(['bm25', 'dense', 'hybrid'] as const))
     .option('--topk <n>', 'top-k when a request gives none', intArg(1, 1000), 3)
     .option('--api-key <key>', 'API key for an openai: embedder (default: $OPENAI_API_KEY)')
-    .option('--workers <n>', 'search threads over the one index (0: search on the main thread)', intArg(0, 1024), defaultWorkers())
+    .option('--processes <n>', 'server processes sharing the port, each with the index open (default: one per core); each parses, searches and encodes its own requests', intArg(1, 1024), availableParallelism())
+    .option('--workers <n>', `search threads per process over the one index (0: search on the process's main thread; default: 0 with several processes, else ${defaultWorkers()}, one per core)`, intArg(0, 1024))
     .option('--max-queries <n>', 'queries in one request', intArg(1), L.maxQueries)
     .option('--max-topk <n>', 'largest topk a request may ask for', intArg(1), L.maxTopk)
     .option('--max-results <n>', 'queries × topk in one request', intArg(1), L.maxResults)
@@ -45,12 +50,24 @@ export function registerServeRetriever(program: Command): void {
     .option('--max-body-mb <n>', 'size of one request body in MiB', numberArg(0.001, 1024), L.maxBodyBytes / 2 ** 20)
     .option('--quiet', 'do not log requests', false)
     .action(async (opts: ServeOpts) => {
+      const log = (m: string) => console.error(m);
+      // Several processes: this one only supervises the copies that serve (core/cluster.ts).
+      if (shouldSupervise(opts.processes)) {
+        const ready = await superviseCopies(opts.processes, log);
+        for (const line of ready.banner) console.log(line);
+        return;
+      }
+      const { count } = copyIndex();
+      // Processes already fill the cores; threads on top would only add a hop per request.
+      const workers = opts.workers ?? (count > 1 ? 0 : defaultWorkers());
+      // The heap budget for BM25 postings is the whole server's: shared among its processes.
+      const maxPostingsInMemory = Math.floor(DEFAULT_MAX_POSTINGS_IN_MEMORY / count);
       // A registered retriever kind (a plugin) has no index folder, and lives only in this thread.
       const custom = registeredRetrieverKind(opts.index) !== undefined;
       const manifest = custom ? undefined : readManifest(opts.index);
-      const retriever = opts.workers > 0 && !custom
-        ? await PooledRetriever.open(opts.index, opts.workers, { method: opts.retrieval, apiKey: opts.apiKey })
-        : await openRetriever(opts.index, { method: opts.retrieval, embedderOptions: { apiKey: opts.apiKey } });
+      const retriever = workers > 0 && !custom
+        ? await PooledRetriever.open(opts.index, workers, { method: opts.retrieval, apiKey: opts.apiKey, maxPostingsInMemory: Math.floor(maxPostingsInMemory / workers) })
+        : await openRetriever(opts.index, { method: opts.retrieval, embedderOptions: { apiKey: opts.apiKey }, bm25: { maxPostingsInMemory } });
       const server = createRetrievalServer(retriever, {
         token: opts.token,
         defaultTopk: opts.topk,
@@ -68,7 +85,13 @@ export function registerServeRetriever(program: Command): void {
         await retriever.close?.();
         throw e;
       });
-      console.log(`serving ${retriever.name} over ${manifest ? `${manifest.passages} passages` : opts.index} at http://${opts.host}:${port}/retrieve${opts.token ? ' (token required)' : ''}`);
-      stopOnSignals(server, { log: (m) => console.error(m) });
+      const banner = `serving ${retriever.name} over ${manifest ? `${manifest.passages} passages` : opts.index} at http://${opts.host}:${port}/retrieve${count > 1 ? ` on ${count} processes` : ''}${opts.token ? ' (token required)' : ''}`;
+      if (isServerCopy()) {
+        stopOnSupervisor(gracefulStopper(server, { onClosed: drained }));
+        reportReady({ port, banner: [banner] });
+      } else {
+        console.log(banner);
+        stopOnSignals(server, { log });
+      }
     });
 }

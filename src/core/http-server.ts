@@ -160,21 +160,33 @@ export function gracefulCloser(server: Server): () => Promise<void> {
   };
 }
 
+/** What {@link gracefulStopper} closes besides the server, and how long it waits. */
+export interface StopOptions {
+  sockets?: () => Iterable<{ close(code: number, reason: string): void; terminate(): void }>;
+  graceMs?: number;
+  log?: (msg: string) => void;
+  /** Runs once the server has closed, before the exit (a multi-process copy waits there for its peers: core/cluster.ts). */
+  onClosed?: () => Promise<void>;
+}
+
 /**
- * Graceful stop on SIGTERM/SIGINT: stop accepting, close WebSockets with 1001 ("going away"), let
- * in-flight requests finish and their replies be written out (gracefulCloser), and exit within
- * `graceMs` whatever still hangs (a second signal exits at once).
+ * Graceful stop: stop accepting, close WebSockets with 1001 ("going away"), let in-flight requests
+ * finish and their replies be written out (gracefulCloser), and exit within `graceMs` whatever still
+ * hangs; a second call exits at once. Returns the function that stops, given the reason to log
+ * (a signal's name, or the supervisor's word in a multi-process server: core/cluster.ts).
  */
-export function stopOnSignals(server: Server, opts: { sockets?: () => Iterable<{ close(code: number, reason: string): void; terminate(): void }>; graceMs?: number; log?: (msg: string) => void } = {}): void {
+export function gracefulStopper(server: Server, opts: StopOptions = {}): (reason: string) => void {
   let stopping = false;
   const close = gracefulCloser(server);
-  const stop = (signal: string) => {
+  return (reason: string) => {
     if (stopping) process.exit(1);
     stopping = true;
-    opts.log?.(`${signal}: finishing in-flight requests, then exiting`);
+    opts.log?.(`${reason}: finishing in-flight requests, then exiting`);
     const sockets = [...(opts.sockets?.() ?? [])];
     for (const ws of sockets) ws.close(1001, 'server shutting down');
-    void close().then(() => process.exit(0));
+    void close()
+      .then(() => opts.onClosed?.())
+      .then(() => process.exit(0));
     const grace = opts.graceMs ?? 4500;
     setTimeout(() => {
       for (const ws of sockets) ws.terminate();
@@ -182,6 +194,11 @@ export function stopOnSignals(server: Server, opts: { sockets?: () => Iterable<{
       process.exit(0);
     }, grace).unref(); // a client that never answers the close frame must not hold the process past the grace period
   };
+}
+
+/** Graceful stop (gracefulStopper) on SIGTERM/SIGINT; a second signal exits at once. */
+export function stopOnSignals(server: Server, opts: StopOptions = {}): void {
+  const stop = gracefulStopper(server, opts);
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
 }
