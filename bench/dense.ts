@@ -23,7 +23,13 @@
  *          --rescore 2 (int8 shortlist re-scored with float32, as a multiple of k)
  *          --floats-in-memory (ragtrail's int8/binary indexes hold the float32 rows they re-score from in RAM,
  *          as faiss's IndexHNSWFlat holds its vectors, instead of reading them from disk per query)
- * Threads: --threads bounds search and HNSW construction alike, for ragtrail and faiss.
+ * Threads: --threads bounds search, for ragtrail and faiss; --build-threads (default --threads) bounds HNSW
+ * construction, ragtrail's (usearch's native add, build.ts) and faiss's (omp_set_num_threads) alike.
+ * Paired builds: --build-rounds R builds each HNSW graph R times, ragtrail's and faiss's (the long-lived
+ * faiss process rebuilds on request) in alternating order, faiss first in even rounds; after each round
+ * both graphs are searched at --build-ef (default the widest --ef-sweep width) for recall@k, since a
+ * graph built on several threads differs from run to run (build.ts). The verdict is the median of the
+ * per-round build ratios (range); the sweep and the paired search timings then use the last round's graphs.
  * Memory: ragtrail's exact flat index holds N × dim float32 in RAM; the run refuses to start when that
  * plus a 3 GiB margin exceeds the memory available (it would push the shared machine into OOM), and
  * it runs in a child process, so that its memory is back before faiss and the page cache need it
@@ -57,6 +63,9 @@ const { values: args } = parseArgs({
     queries: { type: 'string', default: '200' },
     k: { type: 'string', default: '10' },
     threads: { type: 'string', default: '1' },
+    'build-threads': { type: 'string' },
+    'build-rounds': { type: 'string', default: '1' },
+    'build-ef': { type: 'string' },
     quantize: { type: 'string', default: 'none,int8,binary' },
     hnsw: { type: 'string', default: 'none,int8,binary' },
     'faiss-python': { type: 'string', default: process.env['RAGTRAIL_BENCH_PYTHON'] ?? resolve(import.meta.dirname, '..', '.venv-bench', 'bin', 'python') },
@@ -79,6 +88,9 @@ const DIM = Number(args.dim);
 const NQ = Number(args.queries);
 const K = Number(args.k);
 const THREADS = Number(args.threads);
+/** Threads building each HNSW graph, ragtrail's and faiss's. */
+const BUILD_THREADS = Number(args['build-threads'] ?? args.threads);
+const BUILD_ROUNDS = Math.max(1, Number(args['build-rounds']));
 const HNSW_M = Number(args['hnsw-m']);
 const EF_CONSTRUCTION = Number(args['ef-construction']);
 if (!(HNSW_ORDERS as readonly string[]).includes(args['hnsw-order'])) throw new Error(`--hnsw-order: expected ${HNSW_ORDERS.join(' or ')}, got "${args['hnsw-order']}"`);
@@ -86,6 +98,8 @@ const HNSW_ORDER = args['hnsw-order'] as HnswOrder;
 /** faiss's graph's efConstruction: --ef-construction unless set apart, e.g. to compare the two graphs at equal build time. */
 const FAISS_EF_CONSTRUCTION = Number(args['faiss-ef-construction'] ?? args['ef-construction']);
 const DUEL_ROUNDS = Number(args['duel-rounds']);
+/** The width both graphs are searched at after each paired build, for recall@k. */
+const BUILD_EF = Number(args['build-ef'] ?? Math.max(...args['ef-sweep'].split(',').filter(Boolean).map(Number), 64));
 /** The int8 shortlist as a multiple of k (empty: ragtrail's default, 2); binary keeps its default 40. */
 const RESCORE_INT8 = args.rescore ? Number(args.rescore) : 2;
 const FLOATS_IN_MEMORY = args['floats-in-memory'];
@@ -265,7 +279,7 @@ class FaissHnsw {
 
   /** Starts the process and waits for the build; its first object is the index's row (efSearch 64). */
   static async start(py: string): Promise<{ faiss: FaissHnsw; first: Record<string, unknown> }> {
-    const proc = new JsonLinesProcess(py, [join(ROOT, 'bench', 'faiss_anchor.py'), join(work, 'vectors.f32'), join(work, 'queries.f32'), String(DIM), String(K), String(THREADS), work, 'hnsw-serve', String(HNSW_M), String(FAISS_EF_CONSTRUCTION)], 'faiss_anchor.py hnsw-serve');
+    const proc = new JsonLinesProcess(py, [join(ROOT, 'bench', 'faiss_anchor.py'), join(work, 'vectors.f32'), join(work, 'queries.f32'), String(DIM), String(K), String(THREADS), work, 'hnsw-serve', String(HNSW_M), String(FAISS_EF_CONSTRUCTION), String(BUILD_THREADS)], 'faiss_anchor.py hnsw-serve');
     return { faiss: new FaissHnsw(proc), first: await proc.next() };
   }
 
@@ -277,9 +291,23 @@ class FaissHnsw {
     return { batched: Number(a['qps_batched']), unbatched: Number(a['qps_unbatched']), hits: Array.from({ length: NQ }, (_, i) => Array.from(ids.subarray(i * K, (i + 1) * K), Number)) };
   }
 
+  /** Builds the graph again from scratch (the old one freed first); its build time in seconds. */
+  async rebuild(): Promise<number> {
+    return Number((await this.proc.ask('build'))['build_s']);
+  }
+
   close(): void {
     this.proc.close();
   }
+}
+
+/** One paired build round: each engine's build time and its graph's recall@k at BUILD_EF. */
+interface BuildRound {
+  faissFirst: boolean;
+  ours: number;
+  theirs: number;
+  oursRecall: number;
+  theirsRecall: number;
 }
 
 /**
@@ -397,6 +425,10 @@ async function main(): Promise<void> {
   const graphs = args.hnsw.split(',').filter(Boolean) as Quantization[];
   const configs = [...quants.filter((q) => q !== 'none').map((q) => ({ q, hnsw: false })), ...graphs.map((q) => ({ q, hnsw: true }))];
   let hnswAnchored = false;
+  /** The faiss process's first build, round 1 of the first graph's paired builds. */
+  let faissStartBuild: number | undefined;
+  /** Per graph, its paired build rounds (the build verdict). */
+  const buildDuels: { name: string; rounds: BuildRound[] }[] = [];
   for (const { q, hnsw } of configs) {
     if (q === 'int8' && !hnsw) anchor('sq8');
     if (hnsw && !hnswAnchored) {
@@ -405,25 +437,58 @@ async function main(): Promise<void> {
         console.log(`faiss hnsw: started (kept up for paired timings), load ${loadNow()}`);
         const started = await FaissHnsw.start(py);
         faiss = started.faiss;
+        faissStartBuild = Number(started.first['build_s']);
         addAnchor(started.first);
       }
     }
     console.log(`ragtrail ${q} ${hnsw ? 'hnsw' : 'flat'}: started, load ${loadNow()}`);
     const dir = configDir(`${q}-${hnsw ? 'hnsw' : 'flat'}`);
-    let t0 = performance.now();
-    const meta = await indexVectors(dir, base, { quantize: q, hnsw, quiet: true, threads: THREADS, connectivity: HNSW_M, expansionAdd: EF_CONSTRUCTION, hnswOrder: HNSW_ORDER });
-    let build = secs(t0);
-    t0 = performance.now();
     const rescore = { ...(q === 'int8' ? { rescore: RESCORE_INT8 } : {}), floatsInMemory: FLOATS_IN_MEMORY };
+    const buildOurs = async () => {
+      const t0 = performance.now();
+      const meta = await indexVectors(dir, base, { quantize: q, hnsw, quiet: true, threads: BUILD_THREADS, connectivity: HNSW_M, expansionAdd: EF_CONSTRUCTION, hnswOrder: HNSW_ORDER });
+      return { meta, s: secs(t0) };
+    };
+    let { meta, s: build } = hnsw ? { meta: undefined, s: NaN } : await buildOurs();
+    if (hnsw) {
+      // Paired builds (see the header): faiss first in even rounds; the first faiss build is the one its process started with.
+      const rounds: BuildRound[] = [];
+      const buildTheirs = async (): Promise<number> => {
+        if (!faiss) return NaN;
+        const started = faissStartBuild;
+        faissStartBuild = undefined;
+        return started ?? faiss.rebuild();
+      };
+      for (let r = 0; r < BUILD_ROUNDS; r++) {
+        const faissFirst = r % 2 === 0;
+        let theirs = faissFirst ? await buildTheirs() : NaN;
+        const ours = await buildOurs();
+        meta = ours.meta;
+        if (!faissFirst) theirs = await buildTheirs();
+        const g = await DenseIndex.open(dir, { ...open, ...rescore, mode: 'hnsw', expansion: BUILD_EF });
+        const oursRecall = recallAt((await g.searchBatch(queries, K)).map((l) => l.map((h) => h.doc)), truth);
+        g.close();
+        const theirsRecall = faiss ? recallAt((await faiss.time(BUILD_EF)).hits, truth) : NaN;
+        rounds.push({ faissFirst, ours: ours.s, theirs, oursRecall, theirsRecall });
+        console.log(
+          `  build round ${r + 1}/${BUILD_ROUNDS} on ${BUILD_THREADS} thread(s), ${faiss ? (faissFirst ? 'faiss first' : 'ragtrail first') : 'no faiss'}: ragtrail ${ours.s.toFixed(1)} s (recall ${oursRecall.toFixed(3)} at ef ${BUILD_EF})` +
+            (faiss ? `, faiss ${theirs.toFixed(1)} s (recall ${theirsRecall.toFixed(3)}), ragtrail ÷ faiss ${(ours.s / theirs).toFixed(2)}×` : '') +
+            ` (load ${loadNow()})`,
+        );
+      }
+      build = median(rounds.map((x) => x.ours));
+      buildDuels.push({ name: `ragtrail HNSW ${q}`, rounds });
+    }
+    const t0 = performance.now();
     const index = await DenseIndex.open(dir, { ...open, ...rescore, mode: hnsw ? 'hnsw' : 'flat' });
     build += secs(t0);
     const r = await timeIndex(index, queries, undefined, hnsw ? queries.length : 2);
-    const graphBytes = hnsw ? statSync(join(dir, meta.hnsw!.file)).size : 0;
+    const graphBytes = hnsw ? statSync(join(dir, meta!.hnsw!.file)).size : 0;
     rows.push({
       name: `ragtrail ${hnsw ? `HNSW (M ${HNSW_M}, efC ${EF_CONSTRUCTION}, ${HNSW_ORDER} order)` : 'flat'} ${q === 'none' ? 'float32' : q}${q === 'none' ? '' : ` + float32 re-scoring (shortlist ${q === 'int8' ? RESCORE_INT8 : 40}·k${FLOATS_IN_MEMORY ? ', rows in RAM' : ''})`}`,
       build,
       // Rows held for re-scoring (--floats-in-memory) count in both.
-      bytesPerVector: (hnsw ? graphBytes / N : (meta.codes?.bytesPerVector ?? 4 * DIM)) + (FLOATS_IN_MEMORY && q !== 'none' ? 4 * DIM : 0),
+      bytesPerVector: (hnsw ? graphBytes / N : (meta!.codes?.bytesPerVector ?? 4 * DIM)) + (FLOATS_IN_MEMORY && q !== 'none' ? 4 * DIM : 0),
       memory: (hnsw ? graphBytes : 0) + index.memoryBytes(),
       batched: r.batched,
       unbatched: r.unbatched,
@@ -492,7 +557,16 @@ async function main(): Promise<void> {
       const h = r.name.includes('HNSW');
       const anchor = h ? fh : flat;
       if (!anchor) continue;
-      console.log(`  ${r.name}: q/s batched ${(r.batched / anchor.batched).toFixed(2)}×, one by one ${(r.unbatched / anchor.unbatched).toFixed(2)}× of ${anchor.name}${h ? `; build ${(r.build / anchor.build).toFixed(2)}× its time` : ''}`);
+      console.log(`  ${r.name}: q/s batched ${(r.batched / anchor.batched).toFixed(2)}×, one by one ${(r.unbatched / anchor.unbatched).toFixed(2)}× of ${anchor.name}${h ? `; build: see the paired builds below` : ''}`);
+    }
+  }
+  if (buildDuels.length > 0) {
+    console.log(`\nHNSW build on ${BUILD_THREADS} thread(s) each (target ≤ 1× faiss IndexHNSWFlat's time at M ${HNSW_M}, efC ${EF_CONSTRUCTION}${FAISS_EF_CONSTRUCTION !== EF_CONSTRUCTION ? ` against faiss's efC ${FAISS_EF_CONSTRUCTION}` : ''}, equal recall), ${BUILD_ROUNDS} paired round(s), recall@${K} of each round's graphs at ef ${BUILD_EF}:`);
+    const span = (xs: number[], d: number) => (Math.min(...xs) === Math.max(...xs) ? xs[0]!.toFixed(d) : `${Math.min(...xs).toFixed(d)}–${Math.max(...xs).toFixed(d)}`);
+    for (const { name, rounds } of buildDuels) {
+      const ours = `${name}: ${median(rounds.map((x) => x.ours)).toFixed(1)} s (median), recall ${span(rounds.map((x) => x.oursRecall), 3)}`;
+      if (!faiss) console.log(`  ${ours} (no faiss)`);
+      else console.log(`  ${ours}; faiss ${median(rounds.map((x) => x.theirs)).toFixed(1)} s, recall ${span(rounds.map((x) => x.theirsRecall), 3)}; ragtrail ÷ faiss, median of the per-round ratios (range): ${fmtRange(rounds.map((x) => x.ours / x.theirs))}`);
     }
   }
   if (sweep.length > 0) printSweep(sweep);

@@ -1,4 +1,5 @@
 import { existsSync, statSync, readdirSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join, relative } from 'node:path';
 import type { Command } from 'commander';
 import { InputError, RagtrailError } from '../core/errors.js';
@@ -26,6 +27,7 @@ interface BuildOpts {
   hnswM: number;
   efConstruction: number;
   hnswOrder: HnswOrder;
+  threads: number;
   quantize: Quantization;
   batchSize: number;
   concurrency: number;
@@ -61,6 +63,7 @@ export function registerIndex(program: Command): void {
     .option('--hnsw-m <n>', 'HNSW links per node and layer (M; the bottom layer keeps 2M)', intArg(2, 256), 16)
     .option('--ef-construction <n>', 'HNSW construction width (faiss efConstruction, usearch expansion_add): wider builds slower and links better (see docs/reference/retrieval.md)', intArg(1, 10_000), 40)
     .option('--hnsw-order <order>', 'order rows join the HNSW graph: clustered (neighbours near each other in memory: faster search and build; see docs/reference/retrieval.md) or natural (file order)', choiceArg(HNSW_ORDERS), 'clustered')
+    .option('--threads <n>', 'threads building the HNSW graph (--hnsw): 1 builds the same graph file on every run; more add rows concurrently, so each run builds another graph, equally good but not byte-identical', intArg(1, 1024), availableParallelism())
     .option('--quantize <q>', 'codes held in memory for dense search: none (float32), int8 (a quarter of the size) or binary (1/32); int8 and binary re-score a shortlist with the float32 vectors on disk', choiceArg(QUANTIZATIONS), 'none')
     .option('--batch-size <n>', 'passages per embedding request', intArg(1, 100_000), 256)
     .option('--concurrency <n>', 'embedding requests in flight at once (keeps a remote server busy)', intArg(1, 1024), 4)
@@ -86,7 +89,7 @@ export function registerIndex(program: Command): void {
         bm25: opts.bm25 ?? false,
         bm25Options: { k1: opts.k1, b: opts.b },
         embedder,
-        dense: { prefixes: { query: opts.queryPrefix, passage: opts.passagePrefix }, batchSize: opts.batchSize, concurrency: opts.concurrency, hnsw: opts.hnsw, connectivity: opts.hnswM, expansionAdd: opts.efConstruction, hnswOrder: opts.hnswOrder, quantize: opts.quantize },
+        dense: { prefixes: { query: opts.queryPrefix, passage: opts.passagePrefix }, batchSize: opts.batchSize, concurrency: opts.concurrency, hnsw: opts.hnsw, connectivity: opts.hnswM, expansionAdd: opts.efConstruction, hnswOrder: opts.hnswOrder, threads: opts.threads, quantize: opts.quantize },
         force: opts.force,
         skipInvalid: opts.skipInvalid,
       });

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { closeSync, mkdirSync, openSync, ftruncateSync, readFileSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { corpusFromQuestions, writeCorpus } from '../../src/corpus/corpus.js';
@@ -249,32 +250,70 @@ describe('quantized search against exact search on a fixed set (HotpotQA passage
     file.close();
   });
 
+  /**
+   * Share of the top 10 of the int8 graph in `indexDir`, searched at full width, that an exhaustive scan of
+   * its uniform codes also ranks in its top 10 (30 questions): a graph that lost rows or links falls short.
+   */
+  async function fullWidthOverlap(indexDir: string): Promise<number> {
+    const meta = JSON.parse(readFileSync(join(indexDir, 'dense', 'meta.json'), 'utf8')) as DenseMeta;
+    const file = new RowFile(join(indexDir, 'dense', 'vectors.f32'), 4 * meta.dim, meta.n);
+    const raw = file.read(0, meta.n);
+    file.close();
+    const codes = new Int8Array(meta.n * meta.dim);
+    encodeUniformInt8(new Float32Array(raw.buffer, raw.byteOffset, meta.n * meta.dim), meta.hnsw!.scale!, codes);
+    // rescore 1 returns (with exact scores) the graph's own top 10 by code score; ef ≥ n makes the search (nearly) exhaustive.
+    const graph = await DenseIndex.open(join(indexDir, 'dense'), { mode: 'hnsw', rescore: 1, expansion: meta.n });
+    const qs = questions.slice(0, 30).map((q) => e.embedOne(q.question));
+    const got = await graph.searchBatch(qs, 10);
+    graph.close();
+    let same = 0;
+    qs.forEach((q, i) => {
+      const w = uniformInt8Query(q).code;
+      const score = (r: number) => codes.subarray(r * meta.dim, (r + 1) * meta.dim).reduce((s, c, j) => s + c * w[j]!, 0);
+      const want = new Set([...Array(meta.n).keys()].sort((a, b) => score(b) - score(a) || a - b).slice(0, 10));
+      same += got[i]!.filter((h) => want.has(h.doc)).length;
+    });
+    return same / (10 * qs.length);
+  }
+
   for (const hnswOrder of ['clustered', 'natural'] as const) {
     it(`an int8 graph holds uniform codes: searched at full width it ranks like an exhaustive scan of them (${hnswOrder} order: keys stay rows)`, { skip: usearchMissing && 'the optional package usearch is not installed' }, async () => {
       await buildIndex(join(tmp.dir, 'hotpot.jsonl'), dir, { embedder: e, dense: { quantize: 'int8', hnsw: true, hnswOrder, threads: 1 }, quiet: true });
       const meta = JSON.parse(readFileSync(join(dir, 'dense', 'meta.json'), 'utf8')) as DenseMeta;
       assert.equal(meta.hnsw?.vectors, 'int8-uniform');
       assert.equal(meta.hnsw?.order, hnswOrder);
-      const file = new RowFile(join(dir, 'dense', 'vectors.f32'), 4 * meta.dim, meta.n);
-      const raw = file.read(0, meta.n);
-      file.close();
-      const codes = new Int8Array(meta.n * meta.dim);
-      encodeUniformInt8(new Float32Array(raw.buffer, raw.byteOffset, meta.n * meta.dim), meta.hnsw!.scale!, codes);
-      // rescore 1 returns (with exact scores) the graph's own top 10 by code score; ef ≥ n makes the search (nearly) exhaustive.
-      const graph = await DenseIndex.open(join(dir, 'dense'), { mode: 'hnsw', rescore: 1, expansion: meta.n });
-      const qs = questions.slice(0, 30).map((q) => e.embedOne(q.question));
-      const got = await graph.searchBatch(qs, 10);
-      graph.close();
-      let same = 0;
-      qs.forEach((q, i) => {
-        const w = uniformInt8Query(q).code;
-        const score = (r: number) => codes.subarray(r * meta.dim, (r + 1) * meta.dim).reduce((s, c, j) => s + c * w[j]!, 0);
-        const want = new Set([...Array(meta.n).keys()].sort((a, b) => score(b) - score(a) || a - b).slice(0, 10));
-        same += got[i]!.filter((h) => want.has(h.doc)).length;
-      });
-      assert.ok(same / (10 * qs.length) >= 0.99, `overlap ${same / (10 * qs.length)}`);
+      const overlap = await fullWidthOverlap(dir);
+      assert.ok(overlap >= 0.99, `overlap ${overlap}`);
     });
   }
+
+  it('a graph built on one thread is the same file on every run; built on several, another graph each run, as complete and as good', { skip: usearchMissing && 'the optional package usearch is not installed' }, async () => {
+    const qs = questions.map((q) => e.embedOne(q.question));
+    /** A fresh index folder with an int8 graph built on `threads`: the graph's SHA-256, rows held, recall@10 against exact search. */
+    const build = async (folder: string, threads: number) => {
+      const d = join(tmp.dir, folder);
+      await buildIndex(join(tmp.dir, 'hotpot.jsonl'), d, { embedder: e, dense: { quantize: 'int8', hnsw: true, threads }, quiet: true, force: true });
+      const meta = JSON.parse(readFileSync(join(d, 'dense', 'meta.json'), 'utf8')) as DenseMeta;
+      const g = new (await loadUsearch()).CompiledIndex(meta.dim, 'ip', 'i8', meta.hnsw!.connectivity, meta.hnsw!.expansionAdd!, 0, false);
+      g.view(join(d, 'dense', 'hnsw.usearch'));
+      const exact = await DenseIndex.open(join(d, 'dense'), { mode: 'flat', kernel: 'js' });
+      const graph = await DenseIndex.open(join(d, 'dense'), { mode: 'hnsw' });
+      const [truth, got] = [await exact.searchBatch(qs, 10), await graph.searchBatch(qs, 10)];
+      exact.close();
+      graph.close();
+      const recall = got.reduce((s, l, i) => s + l.filter((h) => truth[i]!.some((t) => t.doc === h.doc)).length, 0) / (10 * qs.length);
+      return { dir: d, sha: createHash('sha256').update(readFileSync(join(d, 'dense', 'hnsw.usearch'))).digest('hex'), rows: g.size(), n: meta.n, recall };
+    };
+    const [a, b] = [await build('one-thread-a', 1), await build('one-thread-b', 1)];
+    assert.equal(a.sha, b.sha, 'one thread: the same graph file byte for byte');
+    // Four threads add the rows concurrently (usearch): which graph comes out depends on their timing, so
+    // only what every such graph must have is asserted: every row, full-width search, recall.
+    const c = await build('four-threads', 4);
+    assert.equal(c.rows, c.n);
+    assert.ok(c.recall >= 0.9 && c.recall >= a.recall - 0.05, `recall ${c.recall} on four threads, ${a.recall} on one`);
+    const overlap = await fullWidthOverlap(c.dir);
+    assert.ok(overlap >= 0.99, `overlap ${overlap}`);
+  });
 
   it('an int8 graph of per-dimension codes (built before 2026-11-26) still searches, and the next build replaces it', { skip: usearchMissing && 'the optional package usearch is not installed' }, async () => {
     await buildIndex(join(tmp.dir, 'hotpot.jsonl'), dir, { embedder: e, dense: { quantize: 'int8', hnsw: true, threads: 1 }, quiet: true });
@@ -498,5 +537,15 @@ describe('CLI: --quantize, index info, and the dense search flags', () => {
     const bad = cli.run('index', 'build', '--corpus', join(tmp.dir, 'hotpot.jsonl'), '--out', dir, '--dense', '--hnsw', '--ef-construction', '0');
     assert.equal(bad.status, 2);
     assert.match(bad.stderr, /--ef-construction/);
+    // --threads: one graph file on every run with 1 (see the one-thread test above); at least 1.
+    const one = () => {
+      const r = cli.run('index', 'build', '--corpus', join(tmp.dir, 'hotpot.jsonl'), '--out', dir, '--dense', '--embedder', 'hash:256', '--quantize', 'int8', '--hnsw', '--threads', '1', '--force');
+      assert.equal(r.status, 0, r.stderr);
+      return readFileSync(graph);
+    };
+    assert.ok(one().equals(one()));
+    const noThreads = cli.run('index', 'build', '--corpus', join(tmp.dir, 'hotpot.jsonl'), '--out', dir, '--dense', '--hnsw', '--threads', '0');
+    assert.equal(noThreads.status, 2);
+    assert.match(noThreads.stderr, /--threads/);
   });
 });

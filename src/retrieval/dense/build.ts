@@ -12,6 +12,7 @@
  */
 import { closeSync, existsSync, fstatSync, ftruncateSync, openSync, readFileSync, renameSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { writeAllSync } from '../../core/disk.js';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { InputError } from '../../core/errors.js';
 import { Progress } from '../../core/progress.js';
@@ -66,7 +67,14 @@ export interface DenseBuildOptions {
   expansionAdd?: number;
   /** Order the rows are added to the HNSW graph in (default clustered; see insertionOrder). */
   hnswOrder?: HnswOrder;
-  /** Threads adding vectors to the HNSW graph (default 0: every core). */
+  /**
+   * Threads building the HNSW graph: usearch adds the rows of each call concurrently, and the clustered
+   * order's assignment runs on as many (default 0: every core this process may run on,
+   * os.availableParallelism()). One thread builds the same graph file byte for byte on every run. With
+   * more, which row joins first and which level a row draws depend on the threads' timing, so each run
+   * builds another graph of the same parameters (equally valid; recall within noise in bench:dense,
+   * not byte-identical): use 1 where the file must be reproducible.
+   */
   threads?: number;
   quiet?: boolean;
 }
@@ -235,12 +243,21 @@ async function buildSearchStructures(dir: string, meta: DenseMeta, opts: DenseBu
       // int8 graphs get uniform codes of the float32 vectors (not codes.i8's: see quantize.ts).
       const scale = stats && q === 'int8' ? uniformScale(stats) : undefined;
       const order = graphOrder(quantization, opts.hnswOrder);
-      await buildHnsw(dir, file, dim, { connectivity, expansionAdd, quantization, centre, uniformScale: scale, order, threads: opts.threads ?? 0 }, opts.quiet);
+      await buildHnsw(dir, file, dim, { connectivity, expansionAdd, quantization, centre, uniformScale: scale, order, threads: buildThreads(opts.threads) }, opts.quiet);
       meta.hnsw = { file: 'hnsw.usearch', connectivity, quantization, expansionAdd, order, ...(scale !== undefined ? { vectors: 'int8-uniform' as const, scale } : {}) };
     }
   } finally {
     file.close();
   }
+}
+
+/**
+ * The threads a graph is built on: `threads`, or for 0 / absent the cores this process may use. usearch
+ * reads 0 as std::thread::hardware_concurrency(), every core of the machine even under `taskset` or a
+ * container's CPU limit, where the extra threads would only take turns.
+ */
+function buildThreads(threads: number | undefined): number {
+  return threads !== undefined && threads > 0 ? threads : availableParallelism();
 }
 
 function writeCodes(dir: string, name: string, file: RowFile, dim: number, encode: (v: Float32Array, rows: number) => Uint8Array): void {
