@@ -90,6 +90,10 @@ try {
     `\n--jobs ${JOBS} ÷ --jobs 1 speed-up, median of ${ROUNDS} paired rounds (range): ${median(ratios).toFixed(2)}× (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}); ` +
       `wall ${median(rows.map((x) => x.seq)).toFixed(1)} s → ${median(rows.map((x) => x.par)).toFixed(1)} s (medians); load after: ${loadNow()}`,
   );
+  // What equal seeds allow at best: each of min(jobs, S) lanes runs ceil(S / jobs) seeds in turn, and C cores do S seed-times of work in S / C.
+  const nSeeds = args.seeds.split(',').length;
+  const ceiling = Math.min(nSeeds / Math.ceil(nSeeds / JOBS), availableParallelism());
+  console.log(`ceiling for ${nSeeds} equal seeds, --jobs ${JOBS}, ${availableParallelism()} cores: ${ceiling.toFixed(2)}× (seeds differ in length, and each child pays a process start)`);
   rmSync(work, { recursive: true, force: true });
 } catch (e) {
   console.error((e as Error).message);
