@@ -1,6 +1,9 @@
 import type { Command } from 'commander';
 import { InputError } from '../core/errors.js';
-import { listen, stopOnSignals } from '../core/http-server.js';
+import type { Server } from 'node:http';
+import { copyIndex, drained, isServerCopy, onPeers, reportReady, shouldSupervise, stopOnSupervisor, superviseCopies } from '../core/cluster.js';
+import { gracefulStopper, listen, listenError, stopOnSignals } from '../core/http-server.js';
+import { loopbackPeers } from '../learn/serve/env-router.js';
 import type { Question } from '../core/types.js';
 import { loadDataset, missingSplitHint } from '../corpus/dataset.js';
 import { protocolNames } from '../agents/registry.js';
@@ -40,6 +43,8 @@ export interface EnvOpts {
   workers?: number;
   maxActionChars?: number;
   sessionIdleS?: number;
+  /** This process's place among serve-env's processes: its turn of questions starts index/count of the way through (EnvServiceOptions.firstTurn). */
+  process?: { index: number; count: number };
 }
 
 /** The environment options `serve-env` and `train --engine trl --algo grpo` share. */
@@ -119,7 +124,7 @@ export async function envServiceFrom(opts: EnvOpts): Promise<EnvService & { sele
   const prm = opts.prm ? await createPrm(opts.prm, { apiKey: opts.apiKey }) : undefined;
   const service = new EnvService({
     env, protocol, questions, outcome: episodeScorer(composeScheme(opts.reward ?? 'em', opts.option), { embedder: await createEmbedder(opts.embedder ?? 'hash:512', { apiKey: opts.apiKey }) }), prm, trajectoriesPath: opts.trajectories,
-    maxActionChars: opts.maxActionChars, idleMs: opts.sessionIdleS !== undefined ? opts.sessionIdleS * 1000 : undefined,
+    maxActionChars: opts.maxActionChars, firstTurn: opts.process ? Math.floor((opts.process.index * questions.length) / opts.process.count) : undefined, idleMs: opts.sessionIdleS !== undefined ? opts.sessionIdleS * 1000 : undefined,
   });
   return Object.assign(service, { selection: note });
 }
@@ -133,6 +138,16 @@ interface ServeEnvOpts extends EnvOpts {
   maxBodyMb: number;
   roundRobin: boolean;
   quiet: boolean;
+  processes: number;
+}
+
+/** A process's private server for its peers: loopback, a port of its own (not the cluster's shared one). */
+async function listenPrivate(server: Server): Promise<number> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (e: NodeJS.ErrnoException) => reject(listenError(e, 0, '127.0.0.1')));
+    server.listen({ port: 0, host: '127.0.0.1', exclusive: true }, resolve);
+  });
+  return (server.address() as { port: number }).port;
 }
 
 export function registerServeEnv(program: Command): void {
@@ -144,7 +159,8 @@ export function registerServeEnv(program: Command): void {
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .option('--token <token>', 'require this token on every route but /health, as "Authorization: Bearer <token>", ?token=<token> or a /t/<token>/ path prefix (default: $RAGTRAIL_ENV_TOKEN if set)', process.env['RAGTRAIL_ENV_TOKEN'])
     .option('--max-sessions <n>', 'WebSocket sessions at once', intArg(1, 100_000), 256)
-    .option('--workers <n>', 'search threads over the one index (0: search on the main thread)', intArg(0, 1024), defaultWorkers())
+    .option('--processes <n>', "server processes sharing the port (default 1); each HTTP call goes to the process holding its episodes, a WebSocket's episode lives in the process holding the connection; limits such as --max-sessions apply per process (see docs/reference/serve-env.md)", intArg(1, 1024), 1)
+    .option('--workers <n>', `search threads per process over the one index (0: search on the process's main thread; default: 0 with several processes, else ${defaultWorkers()}, one per core)`, intArg(0, 1024))
     .option('--round-robin', "give a verl-tool trajectory whose extra_fields name no question the next question in turn (default: refuse it with 422, since its reward would be computed against a question that is not in its prompt)", false)
     .option('--max-trajectories <n>', 'trajectories in one /get_observation call', intArg(1), 4096)
     .option('--max-action-chars <n>', "characters in one action's text", intArg(1), DEFAULT_MAX_ACTION_CHARS)
@@ -152,13 +168,32 @@ export function registerServeEnv(program: Command): void {
     .option('--session-idle-s <n>', 'close sessions idle this long (seconds)', intArg(1), 1800)
     .option('--quiet', 'do not log requests', false)
     .action(async (opts: ServeEnvOpts) => {
-      const service = await envServiceFrom(opts);
+      const log = (m: string) => console.error(m);
+      // Several processes: this one only supervises the copies that serve (core/cluster.ts).
+      if (shouldSupervise(opts.processes)) {
+        const ready = await superviseCopies(opts.processes, log);
+        for (const line of ready.banner) console.log(line);
+        return;
+      }
+      const { index, count, secret } = copyIndex();
+      const workers = opts.workers ?? (count > 1 ? 0 : defaultWorkers());
+      // Process k starts its turn of questions k/N of the way through them, so that N turns spread.
+      const service = await envServiceFrom({ ...opts, workers, process: count > 1 ? { index, count } : undefined });
+      const limits = { maxTrajectories: opts.maxTrajectories, maxBodyBytes: Math.round(opts.maxBodyMb * 2 ** 20), roundRobin: opts.roundRobin };
+      let peers: ReturnType<typeof loopbackPeers> | undefined;
+      let internalPort: number | undefined;
+      if (count > 1) {
+        // The port the other processes reach this one's episodes on. A forwarded part holds fewer
+        // trajectories than its call; re-encoded, its body may differ a little in size (2× margin).
+        peers = loopbackPeers(index, count, secret);
+        onPeers(peers.setPorts);
+        internalPort = await listenPrivate(createEnvServer(service, { ...limits, maxBodyBytes: 2 * limits.maxBodyBytes, token: secret, internal: true, maxWsSessions: 1 }));
+      }
       const server = createEnvServer(service, {
+        ...limits,
         token: opts.token,
         maxWsSessions: opts.maxSessions,
-        maxTrajectories: opts.maxTrajectories,
-        maxBodyBytes: Math.round(opts.maxBodyMb * 2 ** 20),
-        roundRobin: opts.roundRobin,
+        peers,
         onRequest: opts.quiet ? undefined : ({ method, path, status, ms }) => console.error(`${new Date().toISOString()} ${method} ${path} ${status} ${ms.toFixed(1)} ms`),
       });
       // The search threads would keep the process alive after a failed listen (a port in use).
@@ -167,8 +202,16 @@ export function registerServeEnv(program: Command): void {
         throw e;
       });
       const base = `http://${opts.host}:${port}`;
-      console.log(`serving the ${opts.agent} environment over ${service.selection} at ${base} (OpenEnv: /reset /step /state /schema /health, ws://${opts.host}:${port}/ws; verl-tool: ${base}/get_observation)${opts.token ? ', token required' : ''}`);
-      console.log(`rewards: outcome ${opts.reward} on the final step; step rewards ${opts.prm ? `from PRM ${opts.prm}` : '0 (no --prm)'}; searches on ${service.opts.env.config.retriever.name}`);
-      stopOnSignals(server, { sockets: () => server.websockets(), log: (m) => console.error(m) });
+      const banner = [
+        `serving the ${opts.agent} environment over ${service.selection} at ${base} (OpenEnv: /reset /step /state /schema /health, ws://${opts.host}:${port}/ws; verl-tool: ${base}/get_observation)${opts.token ? ', token required' : ''}${count > 1 ? `, on ${count} processes` : ''}`,
+        `rewards: outcome ${opts.reward} on the final step; step rewards ${opts.prm ? `from PRM ${opts.prm}` : '0 (no --prm)'}; searches on ${service.opts.env.config.retriever.name}`,
+      ];
+      if (isServerCopy()) {
+        stopOnSupervisor(gracefulStopper(server, { sockets: () => server.websockets(), onClosed: drained }));
+        reportReady({ port, internalPort, banner });
+      } else {
+        for (const line of banner) console.log(line);
+        stopOnSignals(server, { sockets: () => server.websockets(), log });
+      }
     });
 }

@@ -14,3 +14,4 @@ export { type RftConfig, type RftContext, type RftCounts, RFT_DEFAULTS, type Rft
 export { defaultVenv, ensureVenv, runTrl, type TrlAlgo, type TrlConfig, type VenvOptions, writeTrlConfig } from './trl.js';
 export { type EpisodeScorer, EnvService, type EnvServiceOptions, type StepPayload, type StepScorer, type ToolSpec } from './serve/env-service.js';
 export { createEnvServer, type EnvServer, type EnvServerOptions, withLoopbackEnvServer } from './serve/serve-env.js';
+export type { EnvPeers } from './serve/env-router.js';

@@ -60,6 +60,11 @@ export interface EnvServiceOptions {
   trajectoriesPath?: string;
   /** Characters in one action's text (default 32,768): a longer one is refused with 413. */
   maxActionChars?: number;
+  /**
+   * Where the turn of a reset that names no question starts (default 0). `serve-env --processes N`
+   * starts process k at k·Q/N, so that N processes handing out questions in turn spread them.
+   */
+  firstTurn?: number;
 }
 
 /** OpenEnv's `StepResponse`: exactly `{observation, reward, done}`; details in `observation.metadata`. */
@@ -120,6 +125,7 @@ export class EnvService {
 
   constructor(readonly opts: EnvServiceOptions) {
     if (opts.questions.length === 0) throw new Error('serve-env needs at least one question');
+    this.next = opts.firstTurn ?? 0;
     this.byId = new Map(opts.questions.map((q) => [q.id, q]));
     // Two questions with the same text cannot be told apart by it (null marks them).
     for (const q of opts.questions) {

@@ -27,11 +27,12 @@
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { AUTH_HELP, authorise, HttpError, listen, parseJsonObject, readBody, sendJson, yieldToLoop } from '../../core/http-server.js';
 import { ENV_SCHEMA, type EnvService, FORCED_NOTE, type StepPayload } from './env-service.js';
 import { BUDGET_FEEDBACK, INVALID_FEEDBACK, informationBlock, parsePrediction } from './search-r1-wire.js';
 import { SEARCH_OVER_BUDGET } from '../../env/env.js';
+import { answerHas, type EnvPeers, forwardEpisode, HAS_ROUTE, routedObservation } from './env-router.js';
 import { handleMcpBody, handleMcpMessage, mcpCapacityError, serveMcpSocket } from './mcp.js';
 import { openApiDocument } from './openapi.js';
 
@@ -57,6 +58,10 @@ export interface EnvServerOptions {
   name?: string;
   /** Called after each HTTP request with its method, path (token stripped), status and duration in ms, e.g. for an access log. */
   onRequest?: (info: { method: string; path: string; status: number; ms: number }) => void;
+  /** The other processes of `serve-env --processes N` (env-router.ts): HTTP calls go to the process holding their episodes. */
+  peers?: EnvPeers;
+  /** A process's private server for its peers: answers the route that says which episodes it holds. */
+  internal?: boolean;
 }
 
 /** The HTTP server of {@link createEnvServer}, with access to its open WebSocket connections. */
@@ -90,15 +95,16 @@ async function getObservation(service: EnvService, body: Record<string, unknown>
   const finish = list('finish');
   const extra = list('extra_fields');
   const searchR1 = service.opts.protocol.name === 'search-r1';
-  // Identify every new trajectory's question before stepping any, so a refused call changes nothing.
-  const questions = ids.map((rawId, i) => {
-    const id = `verl:${String(rawId)}`;
-    if (finish?.[i] === true || service.has(id)) return undefined;
+  const identify = (i: number) => {
     const fields = (extra?.[i] && typeof extra[i] === 'object' ? extra[i] : {}) as Record<string, unknown>;
     const q = service.identify(fields);
-    if (!q && !opts.roundRobin) throw new HttpError(422, `trajectory ${JSON.stringify(rawId)} names no question: ${IDENTIFY_HELP}`);
+    if (!q && !opts.roundRobin) throw new HttpError(422, `trajectory ${JSON.stringify(ids[i])} names no question: ${IDENTIFY_HELP}`);
     return q ? { question_id: q.id } : {};
-  });
+  };
+  // Several processes: each part of the call goes to the process holding its trajectories.
+  if (opts.peers && opts.peers.count > 1) return routedObservation(service, opts.peers, body, identify, (part) => getObservation(service, part, { ...opts, peers: undefined }));
+  // Identify every new trajectory's question before stepping any, so a refused call changes nothing.
+  const questions = ids.map((rawId, i) => (finish?.[i] === true || service.has(`verl:${String(rawId)}`) ? undefined : identify(i)));
   const one = async (rawId: string | number, i: number) => {
     const id = `verl:${String(rawId)}`;
     if (finish?.[i] === true) {
@@ -238,6 +244,8 @@ export function createEnvServer(service: EnvService, opts: EnvServerOptions = {}
       if (path === '/openapi.json' && get) return sendJson(res, 200, openApiDocument({ name: opts.name, token: Boolean(opts.token) }));
       if (path === '/state' && get) {
         const id = auth.query.get('episode_id');
+        const moved = opts.peers && (await forwardEpisode(opts.peers, id ?? DEFAULT_SESSION, 'GET', id ? `/state?episode_id=${encodeURIComponent(id)}` : '/state'));
+        if (moved) return sendJson(res, moved.status, moved.body);
         return sendJson(res, 200, id ? service.state(id) : service.state(DEFAULT_SESSION, true));
       }
       if (!post) throw new HttpError(path === '/reset' || path === '/step' || path === '/get_observation' || path === '/mcp' ? 405 : 404, `no route ${req.method} ${path}; routes: POST /reset, POST /step, GET /state, GET /schema, GET /health, GET /metadata, GET /openapi.json, POST /mcp, POST /get_observation, WebSocket /ws and /mcp`);
@@ -251,6 +259,17 @@ export function createEnvServer(service: EnvService, opts: EnvServerOptions = {}
         return sendJson(res, 200, reply);
       }
       const body = parseJsonObject(await readBody(req, maxBody), path === '/step' ? '{"action": {...}, "episode_id"?: "..."}' : '');
+      if (opts.internal && path === HAS_ROUTE) return sendJson(res, 200, answerHas(service, body));
+      if (opts.peers && (path === '/reset' || path === '/step')) {
+        // An episode_id of null asks for a fresh one: drawn here, so that it names its process.
+        if (path === '/reset' && body['episode_id'] === null) body['episode_id'] = randomUUID();
+        const id = typeof body['episode_id'] === 'string' ? body['episode_id'] : DEFAULT_SESSION;
+        const moved = await forwardEpisode(opts.peers, id, 'POST', path, body);
+        if (moved) {
+          if (moved.status === 413) res.setHeader('connection', 'close');
+          return sendJson(res, moved.status, moved.body);
+        }
+      }
       if (path === '/reset') {
         const { result } = service.reset({ episode_id: DEFAULT_SESSION, ...body });
         return sendJson(res, 200, result);
