@@ -18,8 +18,14 @@
  *          --keep (keep the indexes; the generated corpus is always kept in the temp dir for re-runs)
  *          --reuse-index (query an index kept by --keep instead of rebuilding it: 41 min saved at 21M;
  *          the build figures are then not measured)
- *          --anchors bm25s,xapian ('' for none; bm25s-chunked: bm25s queried over an index whose arrays
- *          bm25_anchor.py builds in chunks, for N where bm25s.index needs more RAM than there is: 21M)
+ *          --anchors bm25s,xapian,lancedb,minisearch ('' for none; bm25s-chunked: bm25s queried over an
+ *          index whose arrays bm25_anchor.py builds in chunks, for N where bm25s.index needs more RAM than
+ *          there is: 21M). lancedb and minisearch run in Node (bench/js_anchor.ts): LanceDB's native
+ *          full-text index, skipped with a line saying how to install it when @lancedb/lancedb is absent
+ *          (it is not a devDependency: ~190 MiB); minisearch, an in-JS engine, only up to --in-js-max-n.
+ *          --in-js-max-n 200000 (the largest N the in-heap engine is run at; it answers ~7 q/s at 100k)
+ *          --in-js-queries 200 (the in-heap engine, and ragtrail in its paired rounds, time only the first
+ *          this many queries, so a pass takes seconds, not minutes)
  *          --anchor-python .venv-bench/bin/python (bm25s)
  *          --xapian-python /usr/bin/python3
  *          --passes 3 (timed passes over the queries at scale, ragtrail's and the anchors' alike; the
@@ -47,14 +53,17 @@ import { quantileSorted } from '../src/eval/stats.js';
 import { Rng } from '../src/core/rng.js';
 import { JsonLinesProcess } from './json-lines-process.js';
 import { SyntheticText, writeSyntheticCorpus } from './synthetic-text.js';
+import { LANCEDB_INSTALL, LANCEDB_SETTINGS_TEXT, MINISEARCH_SETTINGS_TEXT, resolveBenchPackage } from './js_anchor.js';
 
 const { values: args } = parseArgs({
   options: { parts: { type: 'string', default: 'abc' }, n: { type: 'string', default: '1000000' }, 'lib-n': { type: 'string', default: '100000' }, queries: { type: 'string', default: '1000' }, keep: { type: 'boolean', default: false }, 'reuse-index': { type: 'boolean', default: false },
-    anchors: { type: 'string', default: 'bm25s,xapian' },
+    anchors: { type: 'string', default: 'bm25s,xapian,lancedb,minisearch' },
     'anchor-python': { type: 'string', default: process.env['RAGTRAIL_BENCH_PYTHON'] ?? resolve(import.meta.dirname, '..', '.venv-bench', 'bin', 'python') },
     'xapian-python': { type: 'string', default: '/usr/bin/python3' },
     passes: { type: 'string', default: '3' },
     'duel-rounds': { type: 'string', default: '7' },
+    'in-js-max-n': { type: 'string', default: '200000' },
+    'in-js-queries': { type: 'string', default: '200' },
   },
 });
 const N = Number(args.n);
@@ -66,6 +75,10 @@ if (!Number.isInteger(PASSES) || PASSES < 1) throw new Error(`--passes must be a
 /** Paired rounds of ragtrail and each anchor (0: none). */
 const DUEL_ROUNDS = Number(args['duel-rounds']);
 if (!Number.isInteger(DUEL_ROUNDS) || DUEL_ROUNDS < 0) throw new Error(`--duel-rounds must be a whole number ≥ 0, not '${args['duel-rounds']}'`);
+/** The in-heap anchor (minisearch) runs only up to this many passages, on the first IN_JS_QUERIES queries. */
+const IN_JS_MAX_N = Number(args['in-js-max-n']);
+const IN_JS_QUERIES = Number(args['in-js-queries']);
+if (!Number.isInteger(IN_JS_QUERIES) || IN_JS_QUERIES < 1) throw new Error(`--in-js-queries must be a whole number ≥ 1, not '${args['in-js-queries']}'`);
 const ROOT = resolve(import.meta.dirname, '..');
 const DATA = resolve(ROOT, '..', 'shared', 'data', 'hotpotqa');
 const work = join(tmpdir(), 'ragtrail-bench-retrieval');
@@ -364,14 +377,32 @@ async function scale(): Promise<void> {
 }
 
 // ---------------------------------------------------------------- BM25 anchors (Python, bench-only)
-interface AnchorResult { engine: string; build_s: number | null; peak_rss_bytes: number; disk_bytes: number; qps_single: number; qps_batched: number | null; recall10: number; overlap10: number | null }
+interface AnchorResult {
+  engine: string; build_s: number | null; peak_rss_bytes: number; disk_bytes: number; qps_single: number; qps_batched: number | null; recall10: number; overlap10: number | null;
+  /** Node anchors (bench/js_anchor.ts) only: package version, how many queries were timed, CPU seconds per wall second of the query passes and of the build. */
+  version?: string; queries?: number; cpu_per_wall?: number; build_cpu_per_wall?: number | null;
+}
 
 const ANCHOR_LABEL: Record<string, string> = {
   bm25s: 'bm25s 0.3 (lucene, numba)',
   // bm25s's own save, load and retrieval; its arrays built in chunks by bm25_anchor.py (equal to bm25s.index's).
   'bm25s-chunked': 'bm25s 0.3, index built in chunks',
   xapian: 'Xapian 1.4 (BM25Weight)',
+  lancedb: 'LanceDB (native full-text index)',
+  minisearch: 'minisearch (in-JS, in the heap)',
 };
+
+/** Each anchor's analysis and BM25 settings, printed under the table (ragtrail: its analyzer, k1 0.9, b 0.4). */
+const SAME_ANALYSIS = "ragtrail's analysis (lowercase ASCII letter/digit runs, Lucene's 33 stop words, the original Porter stemmer), title and text as one field";
+const ANCHOR_SETTINGS: Record<string, string> = {
+  bm25s: `${SAME_ANALYSIS}; method lucene, k1 0.9, b 0.4, numba backend, one thread`,
+  'bm25s-chunked': `as bm25s; its arrays built in chunks by bench/bm25_anchor.py`,
+  xapian: `${SAME_ANALYSIS} through Xapian's TermGenerator; BM25Weight(k1 0.9, k2 0, k3 1, b 0.4), no positions`,
+  lancedb: `${LANCEDB_SETTINGS_TEXT}; queries with LANCE_CPU_THREADS=1, the build with ${process.env['RAGTRAIL_LANCE_BUILD_THREADS'] ?? '4'} pool threads (fewer deadlock on 2 cores)`,
+  minisearch: `${MINISEARCH_SETTINGS_TEXT}; its document length is the count of distinct terms, so its top 10 differ a little`,
+};
+/** The anchors that run in Node (bench/js_anchor.ts) rather than Python (bench/bm25_anchor.py). */
+const NODE_ANCHORS = new Set(['lancedb', 'minisearch']);
 
 /**
  * A BM25 anchor in a Python process that stays up (bm25_anchor.py … serve): it builds, measures
@@ -381,15 +412,16 @@ const ANCHOR_LABEL: Record<string, string> = {
 class AnchorProcess {
   private constructor(private readonly proc: JsonLinesProcess) {}
 
-  static async start(py: string, argv: string[], env: NodeJS.ProcessEnv): Promise<{ anchor: AnchorProcess; row: AnchorResult }> {
-    const proc = new JsonLinesProcess(py, [join(ROOT, 'bench', 'bm25_anchor.py'), ...argv, 'serve'], 'bm25_anchor.py', env);
+  /** `command script …argv serve [extra]`: python bm25_anchor.py, or node --import tsx js_anchor.ts. */
+  static async start(command: string[], argv: string[], env: NodeJS.ProcessEnv, extra: string[] = []): Promise<{ anchor: AnchorProcess; row: AnchorResult }> {
+    const proc = new JsonLinesProcess(command[0]!, [...command.slice(1), ...argv, 'serve', ...extra], command.at(-1)!.split('/').pop()!, env);
     return { anchor: new AnchorProcess(proc), row: (await proc.next()) as unknown as AnchorResult };
   }
 
   /** One pass over the queries, one by one, then batched (null where the engine has no batch call). */
-  async time(): Promise<{ single: number; batched: number | null }> {
+  async time(): Promise<{ single: number; batched: number | null; cpuPerWall?: number }> {
     const a = await this.proc.ask('time');
-    return { single: Number(a['qps_single']), batched: a['qps_batched'] === null ? null : Number(a['qps_batched']) };
+    return { single: Number(a['qps_single']), batched: a['qps_batched'] === null ? null : Number(a['qps_batched']), ...(a['cpu_per_wall'] === undefined ? {} : { cpuPerWall: Number(a['cpu_per_wall']) }) };
   }
 
   close(): void {
@@ -410,64 +442,94 @@ function ratioSummary(xs: number[]): string {
  * of the per-round ratios: on this shared machine, figures taken minutes apart moved by ±30%.
  */
 async function anchorTable(names: string[], corpusPath: string, queryFile: string, own: { dir: string; queries: string[]; build?: number; rss?: number; disk: number; qps: number; rankingQps: number; recall10: number }): Promise<void> {
-  const rows: (string | number)[][] = [[`ragtrail (N ${N})`, own.build?.toFixed(0) ?? 'reused', own.rss === undefined ? '' : gib(own.rss), mib(own.disk), own.qps.toFixed(0), '', own.recall10.toFixed(3), '1.000', '']];
+  const rows: (string | number)[][] = [[`ragtrail (N ${N})`, own.build?.toFixed(0) ?? 'reused', own.rss === undefined ? '' : gib(own.rss), mib(own.disk), own.qps.toFixed(0), '', own.recall10.toFixed(3), '1.000', '', '']];
+  const settings: string[] = [];
   let fastest: { engine: string; qps: number } | undefined;
   const duels: { engine: string; ours: number[]; single: number[]; batched: number[]; best: number[] }[] = [];
   for (const name of names) {
-    const py = name === 'xapian' ? args['xapian-python'] : args['anchor-python'];
-    if (!existsSync(py)) {
-      console.log(`(anchor ${name} skipped: no ${py}; see bench/bm25_anchor.py for its setup)`);
-      continue;
+    let command: string[];
+    // How many of the queries the anchor times (all but for the in-heap engine); ragtrail's paired passes use as many.
+    let used = own.queries.length;
+    const extra: string[] = [];
+    if (NODE_ANCHORS.has(name)) {
+      if (name === 'lancedb' && !resolveBenchPackage('@lancedb/lancedb')) {
+        console.log(`(anchor lancedb skipped: @lancedb/lancedb is not installed, and is not a devDependency; to add it: ${LANCEDB_INSTALL})`);
+        continue;
+      }
+      if (name === 'minisearch') {
+        if (N > IN_JS_MAX_N) {
+          console.log(`(anchor minisearch skipped: it holds everything in the V8 heap and is run up to --in-js-max-n ${IN_JS_MAX_N} passages, not ${N})`);
+          continue;
+        }
+        used = Math.min(used, IN_JS_QUERIES);
+        extra.push(String(used));
+      }
+      // A larger heap limit than Node's default, so that the engine's own memory, not V8's cap, decides where it fits.
+      command = [process.execPath, '--max-old-space-size=16384', '--import', 'tsx', join(ROOT, 'bench', 'js_anchor.ts')];
+    } else {
+      const py = name === 'xapian' ? args['xapian-python'] : args['anchor-python'];
+      if (!existsSync(py)) {
+        console.log(`(anchor ${name} skipped: no ${py}; see bench/bm25_anchor.py for its setup)`);
+        continue;
+      }
+      command = [py, join(ROOT, 'bench', 'bm25_anchor.py')];
     }
     console.log(`anchor ${name}: started, load ${load()}`);
-    // One thread for numba and BLAS alike, as ragtrail's single-threaded figure.
+    // One thread for numba, BLAS and Lance's query pool alike, as ragtrail's single-threaded figure.
     // --keep keeps the anchors' indexes too (Xapian's database, the chunk-built bm25s index, which a later run reuses).
-    const env = { ...process.env, NUMBA_NUM_THREADS: '1', OMP_NUM_THREADS: '1', OPENBLAS_NUM_THREADS: '1', MKL_NUM_THREADS: '1', ...(args.keep ? { RAGTRAIL_BENCH_KEEP: '1' } : {}) };
+    const env = { ...process.env, NUMBA_NUM_THREADS: '1', OMP_NUM_THREADS: '1', OPENBLAS_NUM_THREADS: '1', MKL_NUM_THREADS: '1', LANCE_CPU_THREADS: '1', ...(args.keep ? { RAGTRAIL_BENCH_KEEP: '1' } : {}) };
     let a: AnchorResult;
     let anchor: AnchorProcess;
     try {
-      ({ anchor, row: a } = await AnchorProcess.start(py, [name, corpusPath, queryFile, `${corpusPath}.ragtrail-hits.json`, String(N), work, String(PASSES)], env));
+      ({ anchor, row: a } = await AnchorProcess.start(command, [name, corpusPath, queryFile, `${corpusPath}.ragtrail-hits.json`, String(N), work, String(PASSES)], env, extra));
     } catch (e) {
       console.log(`(anchor ${name} failed: ${(e as Error).message.split('\n')[0]})`);
       continue;
     }
     const best = Math.max(a.qps_single, a.qps_batched ?? 0);
-    if (!fastest || best > fastest.qps) fastest = { engine: a.engine, qps: best };
+    // An anchor timed on a subset of the queries is compared in its paired rounds, not against the full-pass figure.
+    if (used === own.queries.length && (!fastest || best > fastest.qps)) fastest = { engine: a.engine, qps: best };
+    const label = `${ANCHOR_LABEL[a.engine] ?? a.engine}${a.version ? ` ${a.version}` : ''}${used < own.queries.length ? ` (first ${used} queries)` : ''}`;
+    settings.push(`  ${label}: ${ANCHOR_SETTINGS[a.engine] ?? ''}${a.cpu_per_wall === undefined ? '' : `; CPU s per wall s, queries ${a.cpu_per_wall.toFixed(2)}${a.build_cpu_per_wall ? `, build ${a.build_cpu_per_wall.toFixed(2)}` : ''}`}`);
     rows.push([
-      ANCHOR_LABEL[a.engine] ?? a.engine,
+      label,
       a.build_s === null ? 'kept' : a.build_s.toFixed(0), gib(a.peak_rss_bytes), mib(a.disk_bytes), a.qps_single.toFixed(0), a.qps_batched === null ? '' : a.qps_batched.toFixed(0),
-      a.recall10.toFixed(3), a.overlap10 === null ? '' : a.overlap10.toFixed(3), `${(own.qps / a.qps_single).toFixed(2)}${a.qps_batched ? ` / ${(own.qps / a.qps_batched).toFixed(2)}` : ''}`,
+      a.recall10.toFixed(3), a.overlap10 === null ? '' : a.overlap10.toFixed(3),
+      used < own.queries.length ? 'paired only' : `${(own.qps / a.qps_single).toFixed(2)}${a.qps_batched ? ` / ${(own.qps / a.qps_batched).toFixed(2)}` : ''}`,
+      a.build_s === null || own.build === undefined ? '' : `${(own.build / a.build_s).toFixed(2)} / ${own.rss === undefined ? '' : (own.rss / a.peak_rss_bytes).toFixed(2)}`,
     ]);
     if (DUEL_ROUNDS > 0) {
       // Opened again rather than kept from measureOwn: the anchor's build (12 GiB for bm25s at 5M)
       // then runs without ragtrail's postings (2.65 GiB at 21M) held beside it.
       const retriever = await openBm25(own.dir);
       const engine = ragtrailEngine(retriever);
+      const duelQueries = own.queries.slice(0, used);
       timeQueries(engine, own.queries, 10); // opened afresh: one untimed pass first
-      const duel = { engine: ANCHOR_LABEL[a.engine] ?? a.engine, ours: [] as number[], single: [] as number[], batched: [] as number[], best: [] as number[] };
+      const duel = { engine: label, ours: [] as number[], single: [] as number[], batched: [] as number[], best: [] as number[] };
       for (let r = 0; r < DUEL_ROUNDS; r++) {
         let ours: number;
         let theirs: Awaited<ReturnType<AnchorProcess['time']>>;
         if (r % 2 === 0) {
-          ours = timeQueries(engine, own.queries, 10, { warm: 0 }).qps;
+          ours = timeQueries(engine, duelQueries, 10, { warm: 0 }).qps;
           theirs = await anchor.time();
         } else {
           theirs = await anchor.time();
-          ours = timeQueries(engine, own.queries, 10, { warm: 0 }).qps;
+          ours = timeQueries(engine, duelQueries, 10, { warm: 0 }).qps;
         }
         duel.ours.push(ours);
         duel.single.push(ours / theirs.single);
         if (theirs.batched !== null) duel.batched.push(ours / theirs.batched);
         duel.best.push(ours / Math.max(theirs.single, theirs.batched ?? 0));
-        console.log(`  round ${r + 1}: ragtrail ${ours.toFixed(0)} q/s, ${a.engine} ${theirs.single.toFixed(0)}${theirs.batched === null ? '' : ` / ${theirs.batched.toFixed(0)} batched`} q/s (load ${load()})`);
+        console.log(`  round ${r + 1}: ragtrail ${ours.toFixed(0)} q/s, ${a.engine} ${theirs.single.toFixed(0)}${theirs.batched === null ? '' : ` / ${theirs.batched.toFixed(0)} batched`} q/s${theirs.cpuPerWall === undefined ? '' : ` (${theirs.cpuPerWall.toFixed(2)} CPU s per s)`} (load ${load()})`);
       }
       duels.push(duel);
       retriever.index.close();
     }
     anchor.close();
   }
-  console.log(`\nBM25 anchors: the same ${N} passages and queries, same analysis, k1 0.9, b 0.4, one thread (load now ${load()})`);
-  console.log(formatTable(['engine', 'build s', 'peak RSS', 'disk (no passages)', 'q/s one by one', 'q/s batched', 'recall@10', 'top-10 overlap with ragtrail', 'ragtrail q/s ÷ this (one / batched)'], rows));
+  console.log(`\nBM25 anchors: the same ${N} passages and queries, one thread for the queries, settings below (load now ${load()})`);
+  console.log(formatTable(['engine', 'build s', 'peak RSS', 'disk (no passages)', 'q/s one by one', 'q/s batched', 'recall@10', 'top-10 overlap with ragtrail', 'ragtrail q/s ÷ this (one / batched)', 'build s / peak RSS, ragtrail ÷ this'], rows));
+  console.log(`settings (ragtrail: its analyzer, BM25 k1 0.9, b 0.4, block-max WAND, one thread):\n${settings.join('\n')}`);
   if (duels.length) {
     console.log(`\npaired rounds (${DUEL_ROUNDS}): ragtrail's search (passages read) and the anchor's, timed back to back in alternating order; median of the per-round ratios (range)`);
     console.log(formatTable(['anchor', 'ragtrail q/s per round', 'ragtrail ÷ one by one', 'ragtrail ÷ batched', 'ragtrail ÷ the faster of the two'], duels.map((d) => [
