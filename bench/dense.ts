@@ -26,10 +26,11 @@
  * Threads: --threads bounds search, for ragtrail and faiss; --build-threads (default --threads) bounds HNSW
  * construction, ragtrail's (usearch's native add, build.ts) and faiss's (omp_set_num_threads) alike.
  * Paired builds: --build-rounds R builds each HNSW graph R times, ragtrail's and faiss's (the long-lived
- * faiss process rebuilds on request) in alternating order, faiss first in even rounds; after each round
+ * faiss process rebuilds on request) in alternating order, faiss first in rounds 1, 3, …; after each round
  * both graphs are searched at --build-ef (default the widest --ef-sweep width) for recall@k, since a
  * graph built on several threads differs from run to run (build.ts). The verdict is the median of the
- * per-round build ratios (range); the sweep and the paired search timings then use the last round's graphs.
+ * per-round build ratios (range; give an odd R: of an even count the upper middle is taken); the sweep
+ * and the paired search timings then use the last round's graphs.
  * Memory: ragtrail's exact flat index holds N × dim float32 in RAM; the run refuses to start when that
  * plus a 3 GiB margin exceeds the memory available (it would push the shared machine into OOM), and
  * it runs in a child process, so that its memory is back before faiss and the page cache need it

@@ -72,8 +72,8 @@ export interface DenseBuildOptions {
    * order's assignment runs on as many (default 0: every core this process may run on,
    * os.availableParallelism()). One thread builds the same graph file byte for byte on every run. With
    * more, which row joins first and which level a row draws depend on the threads' timing, so each run
-   * builds another graph of the same parameters (equally valid; recall within noise in bench:dense,
-   * not byte-identical): use 1 where the file must be reproducible.
+   * builds another graph of the same parameters (every row held, recall as the one-thread graph's in
+   * the tests; not byte-identical): use 1 where the file must be reproducible.
    */
   threads?: number;
   quiet?: boolean;
