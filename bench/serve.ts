@@ -1,21 +1,32 @@
 /**
- * `npm run bench:serve`: throughput and latency of serve-retriever and serve-env with their searches
- * on worker threads (--workers W, default every core) against the one-process baseline (--workers 0:
- * searches on the main thread) in the same run, at 1, 8, 64 and 256 concurrent clients.
+ * `npm run bench:serve`: throughput and latency of serve-retriever and serve-env on every core
+ * (--processes N) against one process searching on its main thread (the anchor: `--processes 1
+ * --workers 0`), at 1, 8 and 64 concurrent clients, in paired rounds: each round times every
+ * configuration back to back at each level, in alternating order, and the figure is the median of the
+ * per-round ratios to the anchor (range in brackets), since the machine is shared and noisy.
  *
- * Each server is the real CLI in a child process; this process only generates load (Node's fetch, keep-alive).
+ * Each server is the real CLI in a child process, all of them started once and left idle while
+ * another is timed. This process only generates load, as lightly as it can: one process, node:http
+ * with keep-alive (a fresh agent per timing, so its connections spread over the server's processes
+ * anew), request bodies encoded before the clock starts, replies checked by status and a substring,
+ * never parsed. Its own CPU time is printed as a share of the run, since it shares the cores.
  * - retriever: each request is Search-R1's `/retrieve` with --batch queries (topk --topk);
  * - env: each request is verl-tool's `/get_observation` with --batch new trajectories, each searching
- *   once (Search-R1 text), and the previous request's trajectories finished in the same call.
+ *   once (Search-R1 text), and the previous request's trajectories finished in the same call, so with
+ *   several processes each call's episodes are routed to the processes that hold them.
  * queries/s counts queries (retriever) or trajectory steps (env); p50/p99 are per request.
  *
- * Options: --n 50000 (synthetic passages) --requests 300 (per level and server) --batch 8 --topk 5
- *          --levels 1,8,64,256 --workers <cores> --parts retriever,env
- * Figures depend on the machine and its load; the ratio of the two servers in one run is what counts.
+ * Options: --n 50000 (synthetic passages; the issue's sizes: 200000, 1000000) --requests 300 (per
+ *          timing) --batch 8 --topk 5 --levels 1,8,64 --rounds 3 --parts retriever,env
+ *          --configs 1x0,Nx0,NxW: processes × search threads per process, the first the anchor
+ *          (default 1x0, then <cores>x0, then <cores>x<cores>, then 1x<cores> — the one-process
+ *          server with search threads that was the default before --processes)
+ * Figures depend on the machine and its load; the ratios within one run are what count.
  */
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { availableParallelism, tmpdir } from 'node:os';
+import { Agent, request } from 'node:http';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { formatTable } from '../src/cli/table.js';
@@ -23,14 +34,16 @@ import { buildIndex } from '../src/retrieval/index-dir.js';
 import { startServerCli } from '../test/helpers.js';
 import { writeSyntheticCorpus } from './synthetic-text.js';
 
+const CORES = availableParallelism();
 const { values: args } = parseArgs({
   options: {
     n: { type: 'string', default: '50000' },
     requests: { type: 'string', default: '300' },
     batch: { type: 'string', default: '8' },
     topk: { type: 'string', default: '5' },
-    levels: { type: 'string', default: '1,8,64,256' },
-    workers: { type: 'string', default: String(availableParallelism()) },
+    levels: { type: 'string', default: '1,8,64' },
+    rounds: { type: 'string', default: '3' },
+    configs: { type: 'string', default: `1x0,${CORES}x0,${CORES}x${CORES},1x${CORES}` },
     parts: { type: 'string', default: 'retriever,env' },
   },
 });
@@ -39,7 +52,12 @@ const REQUESTS = Number(args.requests);
 const BATCH = Number(args.batch);
 const TOPK = Number(args.topk);
 const LEVELS = args.levels.split(',').map(Number);
-const WORKERS = Number(args.workers);
+const ROUNDS = Number(args.rounds);
+const CONFIGS = args.configs.split(',').map((c) => {
+  const [p, w] = c.split('x').map(Number);
+  if (!Number.isInteger(p) || !Number.isInteger(w) || p! < 1 || w! < 0) throw new Error(`--configs: ${c} is not PROCESSESxTHREADS, e.g. 2x0`);
+  return { processes: p!, workers: w!, label: `${p}×${w}` };
+});
 const work = join(tmpdir(), `ragtrail-bench-serve-${N}`);
 mkdirSync(work, { recursive: true });
 
@@ -56,7 +74,6 @@ if (!existsSync(join(index, 'index.json')) || !existsSync(queriesFile)) {
 const queries = (await import(queriesFile, { with: { type: 'json' } })).default as string[];
 
 // ---------------------------------------------------------------- servers as users run them
-const start = (cmd: string[], workers: number) => startServerCli([...cmd, '--workers', String(workers)]);
 async function stop(child: ChildProcess): Promise<void> {
   const gone = new Promise((r) => child.once('exit', r));
   child.kill('SIGTERM');
@@ -69,72 +86,106 @@ interface Result {
   p99: number;
 }
 const pct = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
+let loadCpuMs = 0;
+let loadWallMs = 0;
 
-/** `clients` loops share `REQUESTS` requests; `send(i)` makes request i and returns the units it did. */
-async function load(clients: number, send: (i: number) => Promise<number>): Promise<Result> {
+/** POSTs `body` on a kept-alive connection; resolves once the reply is read, checking status and `expect`. */
+function post(agent: Agent, url: URL, body: Buffer, expect: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': body.length } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('latin1');
+        if (res.statusCode !== 200 || !text.includes(expect)) reject(new Error(`${url}: HTTP ${res.statusCode} ${text.slice(0, 300)}`));
+        else resolve();
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** `clients` loops share the requests in `bodies`; each request does `units` units of work. */
+async function load(url: URL, clients: number, bodies: Buffer[], expect: string): Promise<Result> {
+  const agent = new Agent({ keepAlive: true, maxSockets: clients });
   let next = 0;
-  let units = 0;
   const lat: number[] = [];
+  const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   await Promise.all(
     Array.from({ length: clients }, async () => {
-      for (let i = next++; i < REQUESTS; i = next++) {
+      for (let i = next++; i < bodies.length; i = next++) {
         const s = performance.now();
-        const done = await send(i); // not `units += await …`: that reads units before the await and loses updates
-        units += done;
+        await post(agent, url, bodies[i]!, expect);
         lat.push(performance.now() - s);
       }
     }),
   );
-  const secs = (performance.now() - t0) / 1000;
+  const wall = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  loadCpuMs += (cpu.user + cpu.system) / 1000;
+  loadWallMs += wall;
+  agent.destroy();
   lat.sort((a, b) => a - b);
-  return { qps: units / secs, p50: pct(lat, 50), p99: pct(lat, 99) };
+  return { qps: (bodies.length * BATCH) / (wall / 1000), p50: pct(lat, 50), p99: pct(lat, 99) };
 }
 
-async function post(url: string, body: unknown): Promise<any> {
-  const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  if (r.status !== 200) throw new Error(`${url}: HTTP ${r.status} ${await r.text()}`);
-  return r.json();
-}
+const retrieverBodies = (): Buffer[] =>
+  Array.from({ length: REQUESTS }, (_, i) => Buffer.from(JSON.stringify({ queries: Array.from({ length: BATCH }, (_, j) => queries[(i * BATCH + j) % queries.length]!), topk: TOPK, return_scores: true })));
 
-const retrieverSend = (base: string) => async (i: number) => {
-  const qs = Array.from({ length: BATCH }, (_, j) => queries[(i * BATCH + j) % queries.length]!);
-  const r = await post(`${base}/retrieve`, { queries: qs, topk: TOPK, return_scores: true });
-  if (r.result.length !== BATCH) throw new Error('short reply');
-  return BATCH;
-};
-
-const envSend = (base: string, run: string) => async (i: number) => {
-  const ids = Array.from({ length: BATCH }, (_, j) => `${run}-${i}-${j}`);
-  const prev = i > 0 ? Array.from({ length: BATCH }, (_, j) => `${run}-${i - 1}-${j}`) : [];
-  const body = {
-    trajectory_ids: [...ids, ...prev],
-    actions: [...ids.map((_, j) => `<think>look</think> <search> ${queries[(i * BATCH + j) % queries.length]} </search>`), ...prev.map(() => '')],
-    finish: [...ids.map(() => false), ...prev.map(() => true)],
-    extra_fields: [...ids.map((_, j) => ({ index: (i * BATCH + j) % queries.length })), ...prev.map(() => ({}))],
-  };
-  const r = await post(`${base}/get_observation`, body);
-  if (!String(r.observations[0].obs).includes('<information>')) throw new Error('no information block');
-  return BATCH;
-};
+/** Request i opens BATCH trajectories and finishes request i-1's: every episode's two calls may land on different processes. */
+const envBodies = (run: string): Buffer[] =>
+  Array.from({ length: REQUESTS }, (_, i) => {
+    const ids = Array.from({ length: BATCH }, (_, j) => `${run}-${i}-${j}`);
+    const prev = i > 0 ? Array.from({ length: BATCH }, (_, j) => `${run}-${i - 1}-${j}`) : [];
+    return Buffer.from(
+      JSON.stringify({
+        trajectory_ids: [...ids, ...prev],
+        actions: [...ids.map((_, j) => `<think>look</think> <search> ${queries[(i * BATCH + j) % queries.length]} </search>`), ...prev.map(() => '')],
+        finish: [...ids.map(() => false), ...prev.map(() => true)],
+        extra_fields: [...ids.map((_, j) => ({ index: (i * BATCH + j) % queries.length })), ...prev.map(() => ({}))],
+      }),
+    );
+  });
 
 const parts = args.parts.split(',');
-const rows: string[][] = [];
-const fmt = (r: Result) => [r.qps.toFixed(0), r.p50.toFixed(1), r.p99.toFixed(1)];
-console.log(`bench:serve — ${N} passages, ${REQUESTS} requests of ${BATCH} per level, topk ${TOPK}, ${WORKERS} worker threads vs the main thread, ${availableParallelism()} cores`);
+const fmtRange = (xs: number[]) => `${median(xs).toFixed(2)}× (${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)})`;
+console.log(
+  `bench:serve — ${N} passages, ${REQUESTS} requests of ${BATCH} per timing, topk ${TOPK}, ${ROUNDS} paired rounds; configurations processes×threads: ${CONFIGS.map((c) => c.label).join(', ')} (anchor ${CONFIGS[0]!.label}); ${CORES} cores; load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`,
+);
 for (const part of parts) {
   const cmd = part === 'retriever' ? ['serve-retriever', '--index', index, '--topk', String(TOPK)] : ['serve-env', '--index', index, '--dataset', join(work, 'questions.jsonl'), '--top-k', String(TOPK)];
-  const results: Record<string, Result[]> = {};
-  for (const [label, w] of [['one process', 0], [`${WORKERS} workers`, WORKERS]] as const) {
-    const { child, base } = await start(cmd, w);
-    // serve-env trajectories get fresh ids per level (`run`), so every request opens new episodes.
-    const send = (run: string) => (part === 'retriever' ? retrieverSend(base) : envSend(base, run));
-    await load(8, send('warm')); // page cache, JIT, connections
-    results[label] = [];
-    for (const c of LEVELS) results[label]!.push(await load(c, send(`c${c}`)));
-    await stop(child);
+  const route = part === 'retriever' ? '/retrieve' : '/get_observation';
+  const expect = part === 'retriever' ? '"result"' : '<information>';
+  const servers = [];
+  for (const c of CONFIGS) servers.push(await startServerCli([...cmd, '--processes', String(c.processes), '--workers', String(c.workers)]));
+  const urls = servers.map((s) => new URL(s.base + route));
+  // serve-env trajectories get fresh ids per timing, so every request opens new episodes.
+  let runs = 0;
+  const bodies = () => (part === 'retriever' ? retrieverBodies() : envBodies(`r${runs++}`));
+  for (const url of urls) await load(url, 8, bodies(), expect); // page cache, JIT, connections
+  // results[config][level] = one Result per round
+  const results = CONFIGS.map(() => LEVELS.map(() => [] as Result[]));
+  loadCpuMs = loadWallMs = 0;
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [li, c] of LEVELS.entries()) {
+      const order = CONFIGS.map((_, i) => i);
+      if ((round + li) % 2 === 1) order.reverse();
+      for (const i of order) results[i]![li]!.push(await load(urls[i]!, c, bodies(), expect));
+    }
   }
-  const [base, pooled] = Object.values(results) as [Result[], Result[]];
-  LEVELS.forEach((c, i) => rows.push([part, String(c), ...fmt(base[i]!), ...fmt(pooled[i]!), `${(pooled[i]!.qps / base[i]!.qps).toFixed(2)}×`]));
+  for (const s of servers) await stop(s.child);
+  const rows: string[][] = [];
+  for (const [li, c] of LEVELS.entries()) {
+    const anchor = results[0]![li]!;
+    for (const [i, cfg] of CONFIGS.entries()) {
+      const rs = results[i]![li]!;
+      const ratio = i === 0 ? '1 (anchor)' : fmtRange(rs.map((r, k) => r.qps / anchor[k]!.qps));
+      rows.push([part, String(c), cfg.label, median(rs.map((r) => r.qps)).toFixed(0), median(rs.map((r) => r.p50)).toFixed(1), median(rs.map((r) => r.p99)).toFixed(1), ratio]);
+    }
+  }
+  console.log(formatTable(['server', 'clients', 'processes×threads', 'q/s (median)', 'p50 ms', 'p99 ms', 'q/s ÷ anchor, median (range)'], rows));
+  console.log(`load generator: ${((100 * loadCpuMs) / loadWallMs).toFixed(0)}% of one core while timing (${((100 * loadCpuMs) / loadWallMs / CORES).toFixed(0)}% of the machine); load average now ${loadavg().map((x) => x.toFixed(2)).join(' ')}\n`);
 }
-console.log(formatTable(['server', 'clients', 'one process q/s', 'p50 ms', 'p99 ms', `${WORKERS} workers q/s`, 'p50 ms', 'p99 ms', 'q/s ratio'], rows));

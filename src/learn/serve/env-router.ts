@@ -147,11 +147,16 @@ export async function routedObservation(
     return part;
   };
   const out: Observation = { observations: new Array(ids.length), dones: new Array(ids.length), valids: new Array(ids.length) };
+  // The other processes' parts are sent first and flushed (a turn of the event loop) before this
+  // process steps its own, which may search synchronously: so they run at the same time.
+  const order = [...parts].sort(([a], [b]) => Number(a === peers.self) - Number(b === peers.self));
   await Promise.all(
-    [...parts].map(async ([owner, is]) => {
+    order.map(async ([owner, is]) => {
       let r: Observation;
-      if (owner === peers.self) r = await local(partBody(is));
-      else {
+      if (owner === peers.self) {
+        await new Promise((resolve) => setImmediate(resolve));
+        r = await local(partBody(is));
+      } else {
         const reply = await peers.forward(owner, 'POST', '/get_observation', partBody(is));
         if (reply.status !== 200) {
           const b = reply.body as { error?: string } | undefined;
