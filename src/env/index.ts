@@ -10,5 +10,4 @@ export { type EnvConfig, type Move, RagEnv, retrievedDocs, type State, type Step
 // server needs agents' protocols, so it moved to learn/, the stage that serves environments to trainers.
 export { type EpisodeScorer, EnvService, type EnvServiceOptions, type StepScorer } from '../learn/serve/env-service.js';
 export { createEnvServer, type EnvServer, type EnvServerOptions, withLoopbackEnvServer } from '../learn/serve/serve-env.js';
-export type { EnvPeers } from '../learn/serve/env-router.js';
 export type { Action, ActionType, Message, RetrievedDoc, Step, TokenUsage, Trajectory } from '../core/trajectory.js';
