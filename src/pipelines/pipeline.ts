@@ -41,42 +41,11 @@ import { trajectoryCitationPrecision } from '../eval/citations.js';
 import { claimLine, type ClaimRow, testClaim, withRunSettings } from './claims.js';
 import { LlmEngine, type LlmEngineOptions } from './pipeline-llm.js';
 import type { ClaimMetric, Recipe, Stage } from './recipe.js';
+import type { PipelineOptions, PipelineResult, SeedResult } from './pipeline-types.js';
 import { runSeedsInProcesses } from './seed-processes.js';
 import { annotateStage, demonstrate, describeStage, openSeed, prmSpec, prmStage, type Seed, stageQuestions } from './stages.js';
 
-export interface PipelineOptions {
-  recipe: Recipe;
-  /** Where the recipe came from (recorded). */
-  recipePath: string;
-  out: string;
-  /** Overrides of the recipe's own values (smaller runs, tests). */
-  seeds?: number[];
-  entities?: number;
-  trainQuestions?: number;
-  testQuestions?: number;
-  /** The policy is a served LLM and training goes to TRL (pipelines/pipeline-llm.ts). */
-  llm?: Omit<LlmEngineOptions, 'out' | 'log'>;
-  /**
-   * Seeds run at once, each in its own process (pipelines/seed-processes.ts); default 1: one after
-   * another in this process. The CLI's `--jobs` defaults to the number of cores.
-   */
-  jobs?: number;
-  log?: (line: string) => void;
-}
-
-export interface SeedResult {
-  seed: number;
-  results: EvalResults;
-  timings: Record<string, number>;
-}
-
-export interface PipelineResult {
-  recipe: string;
-  paper: string;
-  claims: ClaimRow[];
-  seeds: SeedResult[];
-  seconds: number;
-}
+export type { PipelineOptions, PipelineResult, SeedResult } from './pipeline-types.js';
 
 const policyPath = (ctx: Seed, id: string) => (id === 'base' ? join(ctx.dir, 'base.json') : join(ctx.dir, id, 'policy.json'));
 

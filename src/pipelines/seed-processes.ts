@@ -20,8 +20,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { InputError, RagtrailError } from '../core/errors.js';
 import { InterruptedError, onAbandon, whileInterruptible } from '../core/interrupt.js';
-import type { PipelineOptions, SeedResult } from './pipeline.js';
-import type { SeedJobMessage, SeedWorkerMessage } from './seed-worker.js';
+import type { PipelineOptions, SeedJobMessage, SeedResult, SeedWorkerMessage } from './pipeline-types.js';
 
 // The worker beside this file: seed-worker.ts under tsx (tests, `npm run`), seed-worker.js in dist.
 const WORKER = fileURLToPath(new URL(`./seed-worker${extname(fileURLToPath(import.meta.url))}`, import.meta.url));

@@ -15,21 +15,8 @@ import { InputError, RagtrailError } from '../core/errors.js';
 import { handleInterrupts, InterruptedError } from '../core/interrupt.js';
 import { DirLock } from '../core/lock.js';
 import { makeDir } from '../core/io.js';
-import { type PipelineOptions, runSeed, type SeedResult } from './pipeline.js';
-
-/** Parent → child: the one job of this process. */
-export interface SeedJobMessage {
-  type: 'run';
-  options: Omit<PipelineOptions, 'log'>;
-  seed: number;
-}
-
-/** Child → parent. */
-export type SeedWorkerMessage =
-  | { type: 'log'; line: string }
-  | { type: 'result'; result: SeedResult }
-  | { type: 'error'; kind: 'input' | 'ragtrail' | 'unexpected'; message: string; stack?: string }
-  | { type: 'interrupted' };
+import { runSeed } from './pipeline.js';
+import type { PipelineOptions, SeedJobMessage, SeedResult, SeedWorkerMessage } from './pipeline-types.js';
 
 const send = (m: SeedWorkerMessage) => new Promise<void>((done) => process.send!(m, () => done()));
 
