@@ -399,7 +399,7 @@ const ANCHOR_SETTINGS: Record<string, string> = {
   'bm25s-chunked': `as bm25s; its arrays built in chunks by bench/bm25_anchor.py`,
   xapian: `${SAME_ANALYSIS} through Xapian's TermGenerator; BM25Weight(k1 0.9, k2 0, k3 1, b 0.4), no positions`,
   lancedb: `${LANCEDB_SETTINGS_TEXT}; queries with LANCE_CPU_THREADS=1, the build with ${process.env['RAGTRAIL_LANCE_BUILD_THREADS'] ?? '4'} pool threads (fewer deadlock on 2 cores)`,
-  minisearch: `${MINISEARCH_SETTINGS_TEXT}; its document length is the count of distinct terms, so its top 10 differ a little`,
+  minisearch: `${MINISEARCH_SETTINGS_TEXT}; its document length is its count of distinct terms, not of terms, so its top 10 differ from ragtrail's`,
 };
 /** The anchors that run in Node (bench/js_anchor.ts) rather than Python (bench/bm25_anchor.py). */
 const NODE_ANCHORS = new Set(['lancedb', 'minisearch']);
