@@ -4,11 +4,19 @@
  * serves at most 64 requests at once (like a GPU server's batch). Reports LLM calls/s and the server's
  * busy fraction (slot-time used / (64 × the time from the job's first request to its last answer))
  * next to a one-call-at-a-time loop against the same server in the same run; the wall time of the whole
- * command (loading, writing the output files) is printed too. Target: ≥ 90% busy, ≥ 50× sequential.
- * Options: --questions 200 --slots 64 --delay 50 --concurrency 200.
+ * command (loading, writing the output files) is printed too. Target: ≥ 95% busy, ≥ 50× sequential.
+ *
+ * Then the cost model of a real server (annotate-cost.ts): the same search run with the simulated agent
+ * (competence 0.7, so that pairs are mined; the fake server's answers are never right), each request
+ * rendered as the Search-R1 LLM policy would send it, and counted in word-piece tokens: prompt tokens
+ * prefilled without and with a prefix cache, tokens decoded, and prompt tokens per mined pair, for
+ * ragtrail's request order (200 and 8 questions at once, 64 requests in flight at the server) against one
+ * request at a time question after question (the authors' loop), with n = 1 or the identical prompts of
+ * an MCTS node's SPRE rollouts sent as one request with n = 4.
+ * Options: --questions 200 --slots 64 --delay 50 --concurrency 200 --batch 7 --cache-tokens 131072.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -21,8 +29,10 @@ import { createLLM } from '../src/llm/create.js';
 import { annotate } from '../src/process/annotate.js';
 import { buildIndex, openRetriever } from '../src/retrieval/index-dir.js';
 import { formatTable } from '../src/cli/table.js';
+import { SimPolicy } from '../src/agents/sim.js';
+import { type CostRequest, decodedTokens, mergeSiblings, prefillBlocks, prefillLcp, prefillNoCache, questionByQuestion, RequestRecorder, Vocabulary } from './annotate-cost.js';
 
-const { values: args } = parseArgs({ options: { questions: { type: 'string', default: '200' }, slots: { type: 'string', default: '64' }, delay: { type: 'string', default: '50' }, concurrency: { type: 'string', default: '200' }, batch: { type: 'string', default: '7' } } });
+const { values: args } = parseArgs({ options: { questions: { type: 'string', default: '200' }, slots: { type: 'string', default: '64' }, delay: { type: 'string', default: '50' }, concurrency: { type: 'string', default: '200' }, batch: { type: 'string', default: '7' }, 'cache-tokens': { type: 'string', default: '131072' } } });
 const slots = Number(args.slots);
 const delay = Number(args.delay);
 const ROOT = resolve(import.meta.dirname, '..');
@@ -88,7 +98,48 @@ try {
     ]),
   );
   console.log(`(the whole annotate call, with loading and the derived files, took ${wall.toFixed(1)} s: ${(calls / wall).toFixed(1)} calls/s; client CPU ${(((cpu.user + cpu.system) / 1e6 / wall) * 100).toFixed(0)}% of one core, event loop ${(elu.utilization * 100).toFixed(0)}% busy)`);
-  console.log(`\n${result.stats.pairs} pairs from ${result.stats.questions} trees; targets: ≥ 90% busy, ≥ 50× sequential`);
+  console.log(`\n${result.stats.pairs} pairs from ${result.stats.questions} trees; targets: ≥ 95% busy, ≥ 50× sequential`);
+
+  // The cost model: the same search with the simulated agent, its requests recorded as an LLM policy would send them.
+  const mcts = { simulations: 7, rollouts: 4, batch: Number(args.batch) };
+  const index = new Map(questions.map((q, i) => [q.id, i]));
+  const vocab = new Vocabulary();
+  const runs: { label: string; reqs: CostRequest[]; pairs: number; pairsFile: string }[] = [];
+  for (const concurrency of [Number(args.concurrency), 8]) {
+    const recorder = new RequestRecorder(new SimPolicy(protocol, 0.7), index);
+    const outDir = join(dir, `cost-${concurrency}`);
+    const r = await annotate({ method: 'mcts-spre', outDir, env: env(), policy: recorder, questions, mcts, concurrency, config: { seed: 0 }, quiet: true });
+    runs.push({ label: `${concurrency} questions at once, as sent`, reqs: recorder.requests(vocab), pairs: r.stats.pairs, pairsFile: readFileSync(join(outDir, 'pairs.jsonl'), 'utf8') });
+  }
+  // The order changes what the server sees, never what is mined.
+  if (runs[0]!.pairsFile !== runs[1]!.pairsFile) throw new Error('the cost runs mined different pairs');
+  const pairs = runs[0]!.pairs;
+  const capacity = Number(args['cache-tokens']);
+  const rows: (string | number)[][] = [];
+  const fmt = (x: number) => Math.round(x).toLocaleString('en-US');
+  const perPair = (x: number) => (pairs > 0 ? fmt(x / pairs) : '–');
+  const orders = [
+    ...runs.map((r) => ({ label: r.label, reqs: r.reqs, inFlight: slots })),
+    { label: 'one request at a time, question after question', reqs: questionByQuestion(runs[0]!.reqs), inFlight: 1 },
+  ];
+  for (const o of orders) {
+    for (const merged of [false, true]) {
+      const reqs = merged ? mergeSiblings(o.reqs) : o.reqs;
+      const none = prefillNoCache(reqs);
+      const cached = prefillBlocks(reqs, { inFlight: o.inFlight });
+      const lru = prefillBlocks(reqs, { inFlight: o.inFlight, capacity });
+      rows.push([o.label, merged ? 'siblings as one' : '1', o.inFlight, reqs.length, fmt(none), fmt(cached), fmt(lru), perPair(none), perPair(cached), perPair(lru)]);
+    }
+  }
+  const all = runs[0]!.reqs;
+  console.log(`\nCost model of a real server (tokens are word pieces; see bench/annotate-cost.ts): the same MCTS-SPRE search with the simulated agent (competence 0.7), ${all.length} requests as the Search-R1 policy would send them, ${pairs} pairs mined:\n`);
+  console.log(
+    formatTable(['request order', 'n', 'in flight', 'requests', 'prefilled, no cache', 'prefix cache', `cache ≤ ${fmt(capacity)}`, 'per pair, no cache', 'per pair, cache', `per pair, ≤ ${fmt(capacity)}`], rows),
+  );
+  const lcp = prefillLcp(all);
+  console.log(`\nprefix cache: whole 16-token blocks, a request seeing those of requests ≥ "in flight" places before it; "cache ≤ N": LRU-bounded to N tokens. "siblings as one": the identical prompts one question asks for in a row (an MCTS node's SPRE rollouts) sent as one request with n = their count, prefilled once.`);
+  console.log(`Lower bound (every prompt past its longest common prefix with any earlier prompt, any order): ${fmt(lcp)} tokens, ${perPair(lcp)} per pair. Tokens decoded: ${fmt(decodedTokens(all))} (${perPair(decodedTokens(all))} per pair), whatever the order or n.`);
+  console.log(`The authors' loop (one request at a time, no prefix sharing) prefills every prompt token: ${perPair(prefillNoCache(all))} per pair.`);
 } finally {
   server.kill();
   rmSync(dir, { recursive: true, force: true });
