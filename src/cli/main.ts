@@ -3,6 +3,7 @@
  * The `ragtrail` command. Each subcommand lives in its own file and only parses flags, calls one
  * library function and prints. Bad input exits with status 2 and one line saying what to fix.
  */
+import cluster from 'node:cluster';
 import { type Command, CommanderError } from 'commander';
 import { InputError, RagtrailError } from '../core/errors.js';
 import { removeCreatedEmptyDirs } from '../core/io.js';
@@ -79,3 +80,7 @@ const code = await main(process.argv);
 // A failed command takes back the folders it created and left empty: no bare --out folder behind.
 if (code !== 0) removeCreatedEmptyDirs();
 process.exitCode = code;
+// A server copy of a supervisor (core/cluster.ts) that failed would stay alive on its IPC channel, and
+// disconnecting makes node's cluster exit it with 0: exit now with this status, so the supervisor exits
+// with it too (a port in use is then one line, exit 2). stderr is written synchronously to pipes and files.
+if (code !== 0 && cluster.isWorker) process.exit(code);
