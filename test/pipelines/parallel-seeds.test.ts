@@ -48,14 +48,16 @@ function assertSame(reference: string, out: string, what: string): void {
 /** Seed folders whose lock is still there: a child process that has not ended. */
 const seedLocks = (out: string) => (existsSync(out) ? readdirSync(out).filter((d) => d.startsWith('seed-') && existsSync(join(out, d, '.lock'))) : []);
 
-/** Starts the pipeline, waits until every seed has started `stage`, sends `signal` to the parent; its exit code and stderr. */
+/** Starts the pipeline, waits until every seed has started `stage` (or kept it from before), sends `signal` to the parent; its exit code and stderr. */
 function signalAt(args: string[], seeds: number, stage: string, signal: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }> {
   const child = spawn(process.execPath, [...CLI, ...args], { cwd: tmp.dir, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   let sent = false;
   child.stderr!.on('data', (d) => {
     stderr += d;
-    const started = stderr.match(new RegExp(`\\] ${stage}: .*…$`, 'gm'))?.length ?? 0;
+    // A seed may have finished the stage before an earlier interruption took effect: its line then says
+    // "— done before …, kept" instead of starting it again, and it counts as there.
+    const started = stderr.match(new RegExp(`\\] ${stage}: .*(…|kept)$`, 'gm'))?.length ?? 0;
     if (!sent && started >= seeds) {
       sent = true;
       child.kill(signal);
