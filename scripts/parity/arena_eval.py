@@ -28,7 +28,6 @@ back.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import importlib.util
 import io
@@ -40,7 +39,7 @@ import sys
 import tempfile
 import types
 
-from parity_io import write_jsonl
+from parity_io import generator_args, write_set
 
 SEED = 4553
 
@@ -269,16 +268,11 @@ def run_judge(script: str, judge: Replies, rows: list[dict], replies: list, limi
 
 
 def write(out_dir: str, name: str, rows: list[dict]):
-    write_jsonl(os.path.join(out_dir, name, "dev.jsonl"), rows, ensure_ascii=True)
-    print(f"{name}: {len(rows)} cases")
+    write_set(out_dir, name, rows)
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--repo", required=True)
-    ap.add_argument("--out", default="test/fixtures/parity-rl")
-    ap.add_argument("-n", type=int, default=300)
-    a = ap.parse_args()
+    a = generator_args(300)
     evaluate, gpt_eval, rewards, judge, script = load(os.path.abspath(a.repo))
 
     rng = random.Random(SEED)

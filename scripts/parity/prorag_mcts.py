@@ -28,7 +28,6 @@ Python 3.11.7 with numpy (mcts.py imports it at module level); nothing else besi
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
 import importlib
@@ -39,9 +38,8 @@ import os
 import random
 import sys
 import tempfile
-import types
 
-from parity_io import num, write_jsonl
+from parity_io import generator_args, num, stub_missing, write_set
 
 SEED = 4561
 
@@ -72,13 +70,7 @@ def load(repo: str):
         "aiohttp": {},
         "requests": {},
     }
-    for name, attrs in stubs.items():
-        try:
-            importlib.import_module(name)
-        except ImportError:
-            stub = types.ModuleType(name)
-            stub.__dict__.update(attrs)
-            sys.modules[name] = stub
+    stub_missing(stubs)
     sys.path.insert(0, os.path.abspath(repo))
     mcts = importlib.import_module("prorag.prm.mcts")
     filt = importlib.import_module("prorag.prm.filter")
@@ -496,15 +488,11 @@ def enc_label(c):
 
 
 def write(out_dir: str, name: str, rows: list[dict]):
-    write_jsonl(os.path.join(out_dir, name, "dev.jsonl"), rows, ensure_ascii=True, allow_nan=False)
-    print(f"{name}: {len(rows)} cases, {sum('error' in r for r in rows)} raising")
+    write_set(out_dir, name, rows, allow_nan=False, raising=sum('error' in r for r in rows))
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--repo", required=True)
-    ap.add_argument("--out", default="test/fixtures/parity-rl")
-    a = ap.parse_args()
+    a = generator_args()
     mcts, filt, llm = load(a.repo)
 
     rng = random.Random(SEED)

@@ -33,7 +33,6 @@ which TRL removed after the 0.13 the repository pins; where they are missing, pl
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import importlib.util
 import io
@@ -45,7 +44,7 @@ import sys
 import tempfile
 import types
 
-from parity_io import write_jsonl
+from parity_io import generator_args, write_jsonl
 
 SEED = 4561
 
@@ -292,11 +291,7 @@ def stored(f):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--repo", required=True)
-    ap.add_argument("--out", default="test/fixtures/parity-rl")
-    ap.add_argument("-n", type=int, default=240)
-    a = ap.parse_args()
+    a = generator_args(240)
     reward, dpo = load(a.repo)
     patch(reward)
     patch(dpo)

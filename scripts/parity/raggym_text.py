@@ -20,7 +20,6 @@ uses only `re`, so it is taken out with Python's `ast` module and compiled on it
 
 from __future__ import annotations
 
-import argparse
 import ast
 import importlib.util
 import os
@@ -29,7 +28,7 @@ import re
 import sys
 import types
 
-from parity_io import write_jsonl
+from parity_io import generator_args, write_set
 
 SEED = 4551
 
@@ -149,16 +148,11 @@ def locate_cases(rng: random.Random, n: int):
 
 
 def write(out_dir: str, name: str, rows: list[dict]):
-    write_jsonl(os.path.join(out_dir, name, "dev.jsonl"), rows, ensure_ascii=True)
-    print(f"{name}: {len(rows)} cases")
+    write_set(out_dir, name, rows)
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--repo", required=True)
-    ap.add_argument("--out", default="test/fixtures/parity-rl")
-    ap.add_argument("-n", type=int, default=300)
-    a = ap.parse_args()
+    a = generator_args(300)
     em, f1 = load_rewards(a.repo)
     locate = load_locate(a.repo)
 

@@ -25,16 +25,13 @@ then set, as the search would have, from its children's visits plus extra ones, 
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import math
 import os
 import random
-import sys
-import types
 import warnings
 
-from parity_io import num, write_jsonl
+from parity_io import generator_args, num, stub_missing, write_set
 
 SEED = 4557
 FILE = "pipeline/reasonrag_pipeline.py"
@@ -57,13 +54,7 @@ def load(repo: str):
         "flashrag.prompt": {"PromptTemplate": Any_},
         "tqdm": {"tqdm": Any_},
     }
-    for name, attrs in stubs.items():
-        try:
-            importlib.import_module(name)
-        except ImportError:
-            stub = types.ModuleType(name)
-            stub.__dict__.update(attrs)
-            sys.modules[name] = stub
+    stub_missing(stubs)
     path = os.path.join(repo, FILE)
     spec = importlib.util.spec_from_file_location("reasonrag_pipeline", path)
     mod = importlib.util.module_from_spec(spec)
@@ -213,16 +204,11 @@ def uct_cases(mod, rng, n):
 
 
 def write(out_dir: str, name: str, rows: list[dict]):
-    write_jsonl(os.path.join(out_dir, name, "dev.jsonl"), rows, ensure_ascii=True, allow_nan=False)
-    print(f"{name}: {len(rows)} cases, {sum('error' in r for r in rows)} raising")
+    write_set(out_dir, name, rows, allow_nan=False, raising=sum('error' in r for r in rows))
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--repo", required=True)
-    ap.add_argument("--out", default="test/fixtures/parity-rl")
-    ap.add_argument("-n", type=int, default=300)
-    a = ap.parse_args()
+    a = generator_args(300)
     warnings.simplefilter("ignore", RuntimeWarning)  # NumPy's notes on inf − inf and the like; the values are the facts
     mod = load(a.repo)
     write(a.out, "reasonrag_running_mean", running_mean_cases(mod, random.Random(SEED), a.n))

@@ -20,13 +20,12 @@ decimal digits, which decides what the parse reads.
 
 from __future__ import annotations
 
-import argparse
 import ast
 import os
 import random
 import re
 
-from parity_io import num, write_jsonl
+from parity_io import generator_args, num, write_set
 
 SEED = 4549
 
@@ -145,16 +144,11 @@ def pred_cases(rng: random.Random, n: int):
 
 
 def write(out_dir: str, name: str, rows: list[dict]):
-    write_jsonl(os.path.join(out_dir, name, "dev.jsonl"), rows, ensure_ascii=True)
-    print(f"{name}: {len(rows)} cases, {sum('error' in r for r in rows)} raising")
+    write_set(out_dir, name, rows, raising=sum('error' in r for r in rows))
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--repo", required=True)
-    ap.add_argument("--out", default="test/fixtures/parity-rl")
-    ap.add_argument("-n", type=int, default=300)
-    a = ap.parse_args()
+    a = generator_args(300)
     judge, pred_parse = load(a.repo)
 
     rng = random.Random(SEED)

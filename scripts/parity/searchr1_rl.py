@@ -29,27 +29,21 @@ import types
 import numpy as np
 import torch
 
-from parity_io import num, write_jsonl
+from parity_io import num, stub_missing, write_jsonl
 
 SEED = 45
 
 
 def load_core_algos(repo: str):
     """Import core_algos.py and torch_functional.py from the checkout without running verl/__init__.py."""
-    for name, attrs in {
+    stub_missing({
         "tensordict": {"TensorDict": type("TensorDict", (), {})},
         "transformers": {"PreTrainedTokenizer": type("PreTrainedTokenizer", (), {})},
         "transformers.generation": {},
         "transformers.generation.logits_process": {
             n: type(n, (), {}) for n in ("TemperatureLogitsWarper", "TopKLogitsWarper", "TopPLogitsWarper")
         },
-    }.items():
-        try:
-            importlib.import_module(name)
-        except ImportError:
-            stub = types.ModuleType(name)
-            stub.__dict__.update(attrs)
-            sys.modules[name] = stub
+    })
     for pkg in ("verl", "verl.utils", "verl.trainer", "verl.trainer.ppo"):
         mod = types.ModuleType(pkg)
         mod.__path__ = [os.path.join(repo, *pkg.split("."))]

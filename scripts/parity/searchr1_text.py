@@ -19,14 +19,13 @@ verl at module level for everything else it does; postprocess_predictions uses o
 
 from __future__ import annotations
 
-import argparse
 import ast
 import importlib.util
 import os
 import random
 import typing
 
-from parity_io import write_jsonl
+from parity_io import generator_args, write_set
 
 SEED = 4547
 
@@ -171,16 +170,11 @@ def call(fn, *args):
 
 
 def write(out_dir: str, name: str, rows: list[dict]):
-    write_jsonl(os.path.join(out_dir, name, "dev.jsonl"), rows, ensure_ascii=True)
-    print(f"{name}: {len(rows)} cases")
+    write_set(out_dir, name, rows)
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--repo", required=True)
-    ap.add_argument("--out", default="test/fixtures/parity-rl")
-    ap.add_argument("-n", type=int, default=400)
-    a = ap.parse_args()
+    a = generator_args(400)
     qa_em = load_qa_em(a.repo)
     post = load_postprocess(a.repo)
 
