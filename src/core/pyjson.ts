@@ -216,6 +216,32 @@ export function exactScalarList(text: string, field: string): unknown[] | undefi
   return out;
 }
 
+/**
+ * A decoded Python value as the JSON value json.dumps writes (bools as booleans, NaN and the infinities kept
+ * as numbers, dict keys as own properties, so a key named `__proto__` is data). A float written as a whole
+ * number under one of `idFields` (e.g. a tree id `1.0`) becomes the text Python's str() gives it ("1.0"),
+ * which is what code formatting it into a key sees.
+ */
+export function pyToJs(v: PyValue, idFields?: ReadonlySet<string>, isId = false): unknown {
+  switch (v.kind) {
+    case 'none':
+      return null;
+    case 'str':
+      return v.value;
+    case 'num':
+      if (v.bool) return v.value === 1;
+      if (isId && v.float && Number.isInteger(v.value)) return `${v.value}.0`;
+      return v.value;
+    case 'list':
+      return v.items.map((x) => pyToJs(x, idFields, isId));
+    case 'dict': {
+      const out: Record<string, unknown> = {};
+      v.keys.forEach((k, n) => Object.defineProperty(out, k, { value: pyToJs(v.values[n]!, idFields, idFields?.has(k) ?? false), enumerable: true, writable: true, configurable: true }));
+      return out;
+    }
+  }
+}
+
 /** A plain JSON value (from a dataset file) as a Python value; iterative, so any depth converts. */
 export function pyFromJs(v: unknown): PyValue {
   const scalar = (x: unknown): PyValue | undefined => {

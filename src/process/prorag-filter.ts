@@ -20,7 +20,7 @@
  * prompt, accepts "true" and numeric strings as ids, and calls a pair of one candidate with itself
  * malformed (counted and logged) rather than a pair.
  */
-import { PyError, pyEquals, pyJsonLoads, type PyValue } from '../core/pyjson.js';
+import { PyError, pyEquals, pyJsonLoads, type PyValue, pyToJs } from '../core/pyjson.js';
 
 /** A node of the authors' search tree as `Node.to_dict` writes it (fields may be missing in a hand-made tree). */
 export interface ProragTreeDict {
@@ -139,22 +139,6 @@ export function proragAuthorsReadReply(text: string): PyValue | undefined {
     return pyJsonLoads(text.slice(start, Math.max(start, end)));
   } catch {
     return undefined;
-  }
-}
-
-/** A decoded Python value as the JSON value json.dumps writes (NaN and the infinities kept as numbers). */
-function pyToJs(v: PyValue): unknown {
-  switch (v.kind) {
-    case 'none':
-      return null;
-    case 'str':
-      return v.value;
-    case 'num':
-      return v.bool ? v.value === 1 : v.value;
-    case 'list':
-      return v.items.map(pyToJs);
-    case 'dict':
-      return Object.fromEntries(v.keys.map((k, i) => [k, pyToJs(v.values[i]!)]));
   }
 }
 

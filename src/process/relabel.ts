@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { errorRecordText, InputError, RecordError, recordId, type SourceLocation } from '../core/errors.js';
 import { InterruptedError } from '../core/interrupt.js';
 import { invalidUtf8Error, type LocatedValue, readJsonlEach, readLines, writeJsonl } from '../core/io.js';
-import { PyError, pyJsonLoads, type PyValue } from '../core/pyjson.js';
+import { PyError, pyJsonLoads, pyToJs } from '../core/pyjson.js';
 import type { Message } from '../core/trajectory.js';
 import { type AuthorsNode, type AuthorsTree, bottomUpValues, type LabellerMode, mineReasonRagPairs, nodeKey, type ReasonRagPair } from './reasonrag-tree.js';
 
@@ -92,32 +92,11 @@ export function parseTreeLine(value: unknown, loc: SourceLocation, authors = fal
   return { id: String(v['id']), question: v['question'] as string, golden_answers: golds as string[], tree: tree as AuthorsTree };
 }
 
-const ID_FIELDS = new Set(['id', 'parent_id', 'children_ids']);
-
 /**
- * A Python value as the JSON value the labeller reads, keeping what JSON.parse would lose and the authors'
- * code sees: a node id written `1.0` is a float, and `f"intermediate_node_{1.0}"` names no node, so such an
- * id (in id, parent_id, children_ids) becomes the text Python's str() gives it ("1.0").
+ * The fields holding node ids: one written `1.0` is a float to the authors' code, and
+ * `f"intermediate_node_{1.0}"` names no node, so it is read as the text "1.0" (core/pyjson pyToJs).
  */
-function pyToJs(v: PyValue, idField = false): unknown {
-  switch (v.kind) {
-    case 'none':
-      return null;
-    case 'str':
-      return v.value;
-    case 'num':
-      if (v.bool) return v.value === 1;
-      if (idField && v.float && Number.isInteger(v.value)) return `${v.value}.0`;
-      return v.big !== undefined ? Number(v.big) : v.value;
-    case 'list':
-      return v.items.map((x) => pyToJs(x, idField));
-    case 'dict': {
-      const out: Record<string, unknown> = {};
-      v.keys.forEach((k, n) => Object.defineProperty(out, k, { value: pyToJs(v.values[n]!, ID_FIELDS.has(k)), enumerable: true, writable: true, configurable: true }));
-      return out;
-    }
-  }
-}
+const ID_FIELDS = new Set(['id', 'parent_id', 'children_ids']);
 
 /** Lines of a JSON Lines file read with Python's json.loads (authors' mode), bad lines as their error. */
 async function* readPythonJsonl(file: string): AsyncGenerator<LocatedValue | { error: Error; loc: SourceLocation }> {
@@ -126,7 +105,7 @@ async function* readPythonJsonl(file: string): AsyncGenerator<LocatedValue | { e
     if (invalidUtf8) yield { error: invalidUtf8Error(file, line), loc };
     else if (text.trim() !== '') {
       try {
-        yield { value: pyToJs(pyJsonLoads(text)), loc };
+        yield { value: pyToJs(pyJsonLoads(text), ID_FIELDS), loc };
       } catch (e) {
         if (!(e instanceof PyError)) throw e;
         yield { error: new InputError(`${file}:${line}: invalid JSON (${e.pythonType}: ${e.message})`, 'fix or remove that line'), loc };
