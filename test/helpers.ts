@@ -1,6 +1,7 @@
 /** Paths and small utilities shared by the tests. */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -64,5 +65,23 @@ export function startServerCli(args: string[]): Promise<{ child: ChildProcess; b
       if (m) resolvePromise({ child, base: m[1]!, exited });
     });
     child.on('exit', (code) => reject(new Error(`${args[0]} exited with ${code}: ${err}`)));
+  });
+}
+
+/**
+ * One HTTP request on a connection of its own (no keep-alive), so that successive calls to a server on
+ * several processes spread over them; POST with a JSON body when `body` is given, else GET.
+ */
+export function callOnNewConnection(url: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const data = body === undefined ? undefined : JSON.stringify(body);
+    const req = httpRequest(url, { method: data ? 'POST' : 'GET', agent: false, headers: { connection: 'close', ...headers } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode!, text }));
+    });
+    req.on('error', reject);
+    req.end(data);
   });
 }

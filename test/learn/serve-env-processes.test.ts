@@ -6,27 +6,13 @@
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { request } from 'node:http';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { generateWorld, writeWorld } from '../../src/corpus/world/index.js';
 import { buildIndex } from '../../src/retrieval/index-dir.js';
-import { startServerCli, tempDir } from '../helpers.js';
+import { callOnNewConnection, startServerCli, tempDir } from '../helpers.js';
 
-/** One request on its own connection, so that successive calls spread over the processes. */
-function call(url: string, body?: unknown): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const data = body === undefined ? undefined : JSON.stringify(body);
-    const req = request(url, { method: data ? 'POST' : 'GET', agent: false, headers: { connection: 'close' } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode!, text }));
-    });
-    req.on('error', reject);
-    req.end(data);
-  });
-}
+const call = callOnNewConnection;
 
 describe('serve-env on several processes', () => {
   const tmp = tempDir();
