@@ -103,7 +103,8 @@ class _Episode:
         reply = self._request("POST", "/reset", body)
         self.episode_id = reply.get("episode_id") or self.episode_id
         self.done = bool(reply.get("done", False))
-        text = (reply.get("observation") or {}).get("text") or ""
+        self.observation = reply.get("observation") or {}
+        text = self.observation.get("text") or ""
         return "\n\n" + text if text else None
 
     def _act(self, action: dict) -> str:
@@ -173,41 +174,6 @@ class RagtrailEnv(_Episode):
         return self._act({"tool": "answer", "text": text})
 
 
-class SearchR1Env(_Episode):
-    """An episode in ragtrail's search-r1 tag protocol, for a model trained on that protocol's text.
-
-    The dataset's prompt is already the protocol's first prompt, so `reset` adds nothing. The one
-    tool is `search`: the model's ``<search> … </search>`` is parsed as the call (see the tiny
-    model's "search-r1" response template), and what comes back is the text the protocol itself shows
-    next (the ``<information>`` block, plus the order to answer when the budget is spent), taken from
-    the server's rendering of the next prompt — so training sees exactly what evaluation sees. An
-    ``<answer>`` is not a tool call: it ends the rollout and `episode_reward` sends it as raw text.
-    """
-
-    def reset(self, **kwargs) -> str | None:
-        super().reset(**kwargs)
-        return None
-
-    def search(self, query: str) -> str:
-        """Search the knowledge base.
-
-        Args:
-            query: The search query.
-
-        Returns:
-            The retrieved passages.
-        """
-        text = self._act({"tool": "search", "query": query})
-        prompt = self.observation.get("prompt") or []
-        tail = []
-        for message in reversed(prompt):
-            if not isinstance(message, dict) or message.get("role") == "assistant":
-                break
-            tail.insert(0, str(message.get("content", "")))
-        return "".join(tail) if tail else text
-
-
-ENVIRONMENTS = {"tools": RagtrailEnv, "search-r1": SearchR1Env}
 
 
 def _last_assistant_text(completion) -> str:

@@ -143,8 +143,8 @@ class ProRAGGRPOTrainer(GRPOTrainer):
 
     def __init__(self, *args, dual_weight: float = 0.3, step_form: str = "code", lambda_f: float = 1.0, dual_form: str = "ragtrail", **kwargs):
         super().__init__(*args, **kwargs)
-        if self.environment_factories is None:
-            raise ValueError("ProRAG's advantage reads the step rewards from the environments: pass environment_factory")
+        if self.environment_factories is None and self.rollout_func is None:
+            raise ValueError("ProRAG's advantage reads the step rewards from the environments: pass environment_factory or a protocol rollout_func")
         if self.use_liger_kernel:
             raise ValueError("the Liger GRPO loss takes one advantage per completion; turn use_liger_kernel off for ProRAG")
         if step_form not in STEP_FORMS:

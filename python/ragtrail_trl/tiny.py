@@ -108,10 +108,10 @@ RESPONSE_TEMPLATE = {
 }
 
 # The search-r1 variant (the LLM loop): the model speaks ragtrail's search-r1 tag protocol, so the
-# template lists no tools (the protocol's instructions describe the tags), shows a tool result as a
-# user turn (where the protocol puts <information>), and writes a search call back as its tag (any
-# other call as JSON, which TRL's template check asks for). Only
-# `search` is a tool: an <answer> stays text, which ends the rollout; the environment reads it then.
+# template lists no tools (the protocol's instructions describe the tags) and shows a tool turn as a
+# user turn (where the protocol puts <information>); a search call, if a client sends one as a tool
+# call, is written back as its tag. Training in the protocol goes through rollout.py, which reads
+# the model's text as text.
 SEARCH_R1_CHAT_TEMPLATE = _turn_loop(
     "messages",
     "('user' if message['role'] == 'tool' else message['role'])",
@@ -123,24 +123,8 @@ SEARCH_R1_CHAT_TEMPLATE = _turn_loop(
     "{%- endif -%}",
 )
 
-SEARCH_R1_RESPONSE_TEMPLATE = {
-    "defaults": {"role": "assistant"},
-    "start_anchor": "<|turn|>assistant\n",
-    "fields": {
-        "tool_calls": {
-            "open": "<search>",
-            "close_pattern": r"</search>\s*",
-            "repeats": True,
-            "content": "text",
-            "transform": {"type": "function", "function": {"name": "search", "arguments": {"query": "{content}"}}},
-        },
-        "content": {"close_pattern": r"<\|end\|>\s*", "content": "text"},
-    },
-}
-
-# A checkpoint of the search-r1 variant is saved without its response template: servers such as
-# `transformers serve` parse tool calls with it and would move the <search> out of the text that
-# ragtrail's protocol reads. The GRPO run sets it on its tokenizer while training (see train.py).
+# The search-r1 variant has no response template: servers such as `transformers serve` would parse
+# tool calls with it and move the <search> out of the text that ragtrail's protocol reads.
 TEMPLATES = {
     "tools": (CHAT_TEMPLATE, RESPONSE_TEMPLATE),
     "search-r1": (SEARCH_R1_CHAT_TEMPLATE, None),

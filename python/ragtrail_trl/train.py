@@ -157,8 +157,8 @@ def validate_config(config: dict, base: str = ".") -> dict:
         env = config.get("env") or {}
         if not isinstance(env, dict) or not env.get("url"):
             raise ConfigError(f"{algo} needs the environment server", "add \"env\": {\"url\": \"http://127.0.0.1:PORT\", \"token\": null}")
-        if env.get("protocol", "tools") not in ("tools", "search-r1"):
-            raise ConfigError(f"unknown env.protocol {env.get('protocol')!r}", "use \"tools\" (search/answer tool calls) or \"search-r1\" (tags)")
+        if not isinstance(env.get("protocol", "tools"), str) or not env.get("protocol", "tools"):
+            raise ConfigError(f"env.protocol must be a protocol name, got {env.get('protocol')!r}", "use \"tools\" (search/answer tool calls) or the --agent the server runs (search-r1, prorag, arena, ...)")
         config["env"] = env
     _validate_prorag_fields(config)
     _validate_dapo_fields(config)
@@ -554,14 +554,30 @@ def run(config: dict) -> dict:
     elif algo == "prm":
         trainer = trl.RewardTrainer(model=model_path, **common)
     else:
-        from .env_client import ENVIRONMENTS, episode_reward, outcome_reward
+        from .env_client import RagtrailEnv, episode_reward, outcome_reward
 
         env = config["env"]
-        factory = functools.partial(ENVIRONMENTS[env.get("protocol", "tools")], url=env["url"], token=env.get("token"), timeout=float(env.get("timeout", 60)))
-        if env.get("protocol") == "search-r1":
-            from .tiny import SEARCH_R1_RESPONSE_TEMPLATE
+        where = {"url": env["url"], "token": env.get("token")}
+        protocol = env.get("protocol", "tools")
+        if protocol == "tools":
+            # TRL's own tool loop: the env client's search/answer methods are the tools.
+            factory = lambda: RagtrailEnv(url=where["url"], token=where["token"], timeout=float(env.get("timeout", 60)))  # noqa: E731
+            generation = {"environment_factory": factory}
+            rollout = None
+        else:
+            # Any other protocol: the server renders and parses its text; rollout.py generates the turns.
+            from .rollout import ProtocolRollout
 
-            tokenizer.response_template = SEARCH_R1_RESPONSE_TEMPLATE
+            rollout = ProtocolRollout({**env, **where}, rows, max_turns=args.max_tool_calling_iterations or 16, log_path=os.path.join(config["output_dir"], "rollouts.jsonl"))
+            served = rollout.served_protocol()
+            if served != protocol:
+                raise ConfigError(
+                    f"env.protocol is {protocol!r} but the environment server at {env['url']} runs {served!r}",
+                    f"start serve-env with --agent {protocol}, or set env.protocol to {served!r}",
+                )
+            generation = {"rollout_func": rollout}
+            # Completions are the protocol's text, not tool calls: decode them as plain text.
+            tokenizer.response_template = None
         from .dapo import DAPOTrainer, KLEstimatorMixin, KLGRPOTrainer, StageSwitch
 
         kl = {"kl_estimator": config.get("kl_estimator", "k3")}
@@ -573,7 +589,7 @@ def run(config: dict) -> dict:
 
             # The reward TRL normalises is the outcome alone; the step rewards enter per token (prorag.py).
             trainer = ProRAGTrainer(
-                model=model_path, reward_funcs=[outcome_reward], environment_factory=factory,
+                model=model_path, reward_funcs=[outcome_reward], **generation,
                 dual_weight=config["dual_weight"], step_form=config["step_form"], lambda_f=config["lambda_f"], **kl, **common,
             )  # fmt: skip
         elif algo in DAPO_LIKE:
@@ -584,14 +600,12 @@ def run(config: dict) -> dict:
                 rewards.append(get_soft_overlong_punishment(args.max_completion_length, config["soft_overlong_cache"]))
             switch = None
             if algo == "lws":
-                # One run: the environments move to the stage-2 server when the rule fires (dapo.StageSwitch).
-                where = {"url": env["url"], "token": env.get("token")}
-                cls = ENVIRONMENTS[env.get("protocol", "tools")]
-                factory = lambda: cls(url=where["url"], token=where["token"], timeout=float(env.get("timeout", 60)))  # noqa: E731
-
+                # One run: the rollouts move to the stage-2 server when the rule fires (dapo.StageSwitch).
                 def to_stage2():
                     where.update(url=config["env_stage2"]["url"], token=config["env_stage2"].get("token"))
-                    for pool in trainer._environment_pool.values():
+                    if rollout is not None:
+                        rollout.url, rollout.token = where["url"], where["token"]
+                    for pool in (getattr(trainer, "_environment_pool", None) or {}).values():
                         for instance in pool:
                             instance._url, instance._token = where["url"], where["token"]
 
@@ -599,16 +613,16 @@ def run(config: dict) -> dict:
                 common["callbacks"] = [*common["callbacks"], switch]
             sampling = config["dynamic_sampling"]
             trainer = DAPOTrainer(
-                model=model_path, reward_funcs=rewards, environment_factory=factory,
+                model=model_path, reward_funcs=rewards, **generation,
                 dynamic_sampling=sampling["enabled"], max_rounds=sampling["max_rounds"], **kl, **common,
             )  # fmt: skip
             trainer.stage_switch = switch
         else:
-            trainer = KLGRPOTrainer(model=model_path, reward_funcs=[episode_reward], environment_factory=factory, **kl, **common)
+            trainer = KLGRPOTrainer(model=model_path, reward_funcs=[episode_reward], **generation, **kl, **common)
+        if rollout is not None:
+            trainer.protocol_rollout = rollout
 
     trainer.train()
-    if algo in ONLINE and config["env"].get("protocol") == "search-r1":
-        tokenizer.response_template = None  # saved as a plain text model again (see tiny.TEMPLATES)
     trainer.save_model(config["output_dir"])
 
     summary = summarize(config, writer.records, model_path, len(rows), time.time() - started, effective)

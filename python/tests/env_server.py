@@ -13,13 +13,13 @@ REPO = Path(__file__).resolve().parents[2]
 class EnvServer:
     """`with EnvServer(world, tmp) as server:` gives server.url, server.token and the finished episodes."""
 
-    def __init__(self, world: dict, tmp: Path, token: str = "tok", prm: str | None = None, reward: str = "f1"):
+    def __init__(self, world: dict, tmp: Path, token: str = "tok", prm: str | None = None, reward: str = "f1", agent: str = "search-r1"):
         self.token = token
         self.trajectories = tmp / "episodes.jsonl"
         self.args = [
             "node", "--import", "tsx", "src/cli/main.ts", "serve-env",
             "--index", world["index"], "--dataset", world["questions"], "--split", "",
-            "--agent", "search-r1", "--reward", reward, "--port", "0", "--token", token,
+            "--agent", agent, "--reward", reward, "--port", "0", "--token", token,
             "--trajectories", str(self.trajectories), "--quiet",
             # One passage per search keeps the tiny model's contexts short.
             "--top-k", "1",

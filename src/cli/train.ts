@@ -53,6 +53,7 @@ interface TrainOpts extends Omit<EnvOpts, 'agent'> {
   switchPlateau?: number;
   plateauTolerance?: number;
   dynamicSampling: boolean;
+  toolCalls: boolean;
   maxRounds?: number;
   softOverlong?: number;
   stepForm?: 'code' | 'spec';
@@ -192,7 +193,8 @@ async function trainWithTrl(opts: TrainOpts): Promise<void> {
     };
     const first = await start(algo === 'lws' ? (opts.reward ?? 'lws-stage1') : opts.reward);
     const second = algo === 'lws' ? await start('lws-stage2') : undefined;
-    config.env = first.env;
+    // The model writes the protocol the server parses (rollout.py), or calls tools with --tool-calls.
+    config.env = { ...first.env, protocol: opts.toolCalls ? 'tools' : (opts.agent ?? 'search-r1') };
     if (second) config.env_stage2 = second.env;
     stop = async () => {
       await first.close();
@@ -368,6 +370,7 @@ export function registerTrain(program: Command): void {
     .option('--max-examples <n>', 'trl: first N examples only', intArg(1))
     .option('--venv <dir>', 'trl: Python environment (default $RAGTRAIL_VENV or ~/.cache/ragtrail/trl-venv; created on first use)')
     .option('--python <exe>', 'trl: interpreter that creates the venv (default $RAGTRAIL_PYTHON, python3)')
+    .option('--tool-calls', "trl grpo/prorag/dapo/lws: the model calls search and answer as tools (TRL's tool loop) instead of writing --agent's protocol text", false)
     .option('--print-only', 'trl: write the config and print the command without running it', false)
     .option('--setup-only', 'trl: create the Python environment and stop', false);
   addEnvOptions(cmd, {}).action(async (opts: TrainOpts) => {

@@ -36,7 +36,8 @@ export interface TrlConfig {
   output_dir: string;
   lora: { r: number; alpha: number; dropout: number; target_modules: string | string[] } | null;
   trainer: Record<string, unknown>;
-  env?: { url: string; token: string | null; protocol?: 'tools' | 'search-r1' };
+  /** protocol: "tools" (search/answer tool calls through TRL's tool loop) or the --agent the server runs, whose text the model writes. */
+  env?: { url: string; token: string | null; protocol?: string };
   max_examples?: number;
   /** grpo/prorag: the questions' split, as `--split` gave it ("" all); absent: train when the rows carry splits, else all. */
   split?: string;

@@ -26,6 +26,7 @@ import { createPrm } from '../prm/select.js';
 import { episodeScorer } from '../rewards/apply.js';
 import { composeScheme } from '../rewards/schemes.js';
 import type { Stage } from './recipe.js';
+import { rftRows } from './rft-llm.js';
 import { annotateStage, demonstrate, prmSpec, prmStage, type Seed, stageQuestions } from './stages.js';
 
 export interface LlmEngineOptions {
@@ -168,8 +169,21 @@ export class LlmEngine {
         if ((await readJsonlValues(dataOf('trl_preference.jsonl'))).length === 0) return { skipped: `${stage.data} mined no preference pairs` };
         await write('model', { algo: 'dpo', model: from.dir, data: dataOf('trl_preference.jsonl'), trainer });
         break;
-      case 'rft':
-        return { skipped: 'RFT samples from the served warm-up policy and filters by the PRM: run it with the gym engine, or serve the warm-up checkpoint and build its SFT file' };
+      case 'rft': {
+        // ProRAG §3.3 on the LLM: K episodes per question from the served `from` checkpoint, the
+        // correct ones' steps that the PRM passes, then TRL's SFT on them from the same checkpoint.
+        if (!stage.prm) throw new RagtrailError(`stage ${stage.id}: rft needs prm: (the PRM stage whose scores filter the steps)`);
+        const spec = await this.policySpec(ctx, stage.from);
+        if (!spec) return { skipped: `rft samples from ${stage.from}'s served weights: that stage wrote a TRL config but did not train here` };
+        const llm = spec === this.o.llm ? await this.baseLlm() : await createLLM(spec, { cacheDir: join(this.o.out, '.cache') });
+        const prm = await createPrm(prmSpec(ctx, stage.prm));
+        const selected = await rftRows(ctx.env, new LlmPolicy(ctx.protocol, llm), stageQuestions(ctx, stage.questions), prm, { ...mapped.rft, seed: ctx.seed });
+        await writeJsonl(join(dir, 'rft-verdicts.jsonl'), selected.verdicts);
+        if (selected.rows.length === 0) return { skipped: `no step passed: ${selected.counts.correct} of ${selected.counts.sampled} sampled episodes were correct`, ...selected.counts };
+        await writeJsonl(join(dir, 'trl_sft.jsonl'), selected.rows);
+        await write('model', { algo: 'sft', model: from.dir, data: join(dir, 'trl_sft.jsonl'), trainer });
+        return { ...(here ? { trained: join(dir, 'model') } : { configs: dir }), ...selected.counts };
+      }
       default: {
         const algo = stage.algo as RlAlgo;
         const defaults = rlDefaults(algo);
@@ -186,7 +200,8 @@ export class LlmEngine {
         const lws = algo === 'lws' ? { stage_switch: mapped.top.stage_switch ?? { share: defaults.stageSwitch } } : {};
         const config = (env: { url: string; token: string | null }, stage2?: { url: string; token: string | null }) => ({
           algo, model: from.dir, data, ...lws, ...(stage2 ? { env_stage2: stage2 } : {}),
-          env: { ...env, protocol: ctx.recipe.agent === 'search-r1' ? ('search-r1' as const) : ('tools' as const) },
+          // The model writes the recipe's protocol; the environment server parses it (rollout.py).
+          env: { ...env, protocol: ctx.protocol.name },
           trainer: { ...trainer, ...steps, ...(here ? { num_generations: 4, max_completion_length: 512, max_tool_calling_iterations: ctx.env.config.maxTurns } : {}) },
         });
         if (!here) {

@@ -249,6 +249,9 @@ export class EnvService {
       searches_left: state.searchesLeft,
       turns_left: state.turnsLeft,
       prompt,
+      // What a trainer generating in the protocol's text needs (python/ragtrail_trl/rollout.py).
+      protocol: this.opts.protocol.name,
+      generation: { stop: this.opts.protocol.defaults.stop ?? [], max_tokens: this.opts.protocol.defaults.maxTokens },
     };
   }
 
@@ -340,9 +343,11 @@ export class EnvService {
     const { state } = await this.opts.env.step(before, move);
     s.state = state;
     const step = state.steps[state.steps.length - 1]!;
-    // Out of steps without an answer: the episode ends here, scored as it stands.
+    // Out of steps without an answer, or the client's last step ({"final": true}: a trainer whose
+    // token budget ran out): the episode ends here, scored as it stands.
     const overLimit = !state.done && state.steps.length >= this.opts.env.config.maxTurns + 2;
-    const done = state.done || overLimit;
+    const final = (rawAction as Record<string, unknown>)['final'] === true;
+    const done = state.done || overLimit || final;
     const stepReward = this.opts.prm && action.type !== 'invalid' ? (await this.opts.prm.score(before, [{ action, raw }]))[0]! : 0;
     const metadata: Record<string, unknown> = { step_reward: stepReward, action: step.action };
     let text: string;
@@ -410,7 +415,7 @@ export const ENV_SCHEMA = {
       { type: 'object', properties: { tool: { const: 'search' }, query: { type: 'string' } }, required: ['tool', 'query'] },
       { type: 'object', properties: { tool: { const: 'answer' }, text: { type: 'string' } }, required: ['tool', 'text'] },
       { type: 'object', properties: { tool: { const: 'extract' }, evidence: { type: 'string' } }, required: ['tool', 'evidence'] },
-      { type: 'object', properties: { raw: { type: 'string', description: "the agent protocol's text, parsed by the server" } }, required: ['raw'] },
+      { type: 'object', properties: { raw: { type: 'string', description: "the agent protocol's text, parsed by the server" }, final: { type: 'boolean', description: 'end the episode after this step, scored as it stands (a trainer out of tokens)' } }, required: ['raw'] },
     ],
   },
   observation: {
@@ -426,6 +431,8 @@ export const ENV_SCHEMA = {
       searches_left: { type: 'integer' },
       turns_left: { type: 'integer' },
       prompt: { type: 'array', description: "the protocol's next prompt as chat messages", items: { type: 'object' } },
+      protocol: { type: 'string', description: 'the agent protocol that renders the prompts and parses raw actions' },
+      generation: { type: 'object', description: "the protocol's stop strings and token budget per turn", properties: { stop: { type: 'array', items: { type: 'string' } }, max_tokens: { type: 'integer' } } },
       valid: { type: 'boolean', description: 'false when the step was a format failure' },
     },
   },

@@ -239,7 +239,7 @@ export function createEnvServer(service: EnvService, opts: EnvServerOptions = {}
       // Health stays open for load balancers and readiness probes; everything else needs the token.
       if (path === '/health' && get) return sendJson(res, 200, { status: 'healthy' });
       if (!auth.ok) throw new HttpError(401, `missing or wrong token: ${AUTH_HELP}`);
-      if (path === '/metadata' && get) return sendJson(res, 200, { name: opts.name ?? 'ragtrail', description: 'agentic retrieval-augmented QA: search, then answer; process rewards per step, the outcome reward at the end', version: '1' });
+      if (path === '/metadata' && get) return sendJson(res, 200, { name: opts.name ?? 'ragtrail', description: 'agentic retrieval-augmented QA: search, then answer; process rewards per step, the outcome reward at the end', version: '1', protocol: service.opts.protocol.name });
       if (path === '/schema' && get) return sendJson(res, 200, ENV_SCHEMA);
       if (path === '/openapi.json' && get) return sendJson(res, 200, openApiDocument({ name: opts.name, token: Boolean(opts.token) }));
       if (path === '/state' && get) {
