@@ -13,6 +13,7 @@ interface PipelineOpts {
   seeds?: string;
   entities?: number;
   trainQuestions?: number;
+  teacher?: string;
   testQuestions?: number;
   agent?: string;
   llm?: string;
@@ -47,11 +48,17 @@ export function registerPipeline(program: Command): void {
     .option('--api-key <key>', 'API key for --llm (default: $OPENAI_API_KEY)')
     .option('--trl-model <path|id>', "--llm: the weights TRL trains from (default: the recipe's paper model; a local checkpoint folder runs TRL here)")
     .option('--venv <dir>', '--llm: the TRL Python environment (default $RAGTRAIL_VENV or ~/.cache/ragtrail/trl-venv)')
+    .option('--teacher <spec>', "the teacher of every demonstrate stage (ProRAG's and RAG-Gym's warm-up data): sim, oracle, or a served model's LLM spec (default: the recipe's)")
     .option('--trl-max-steps <n>', '--llm with a local --trl-model: optimiser steps of each TRL run made here', intArg(1), 8)
     .action(async (opts: PipelineOpts) => {
       const loaded = loadRecipe(opts.recipe);
       const { path } = loaded;
-      const recipe = opts.agent ? { ...loaded.recipe, agent: opts.agent as typeof loaded.recipe.agent } : loaded.recipe;
+      let recipe = opts.agent ? { ...loaded.recipe, agent: opts.agent as typeof loaded.recipe.agent } : loaded.recipe;
+      if (opts.teacher) {
+        const teacher = opts.teacher;
+        if (!recipe.stages.some((s) => s.kind === 'demonstrate')) throw new InputError(`--teacher: recipe ${recipe.name} has no demonstrate stage`, 'drop --teacher');
+        recipe = { ...recipe, stages: recipe.stages.map((s) => (s.kind === 'demonstrate' ? { ...s, teacher } : s)) };
+      }
       if (!opts.llm && (opts.trlModel || opts.venv)) throw new InputError('--trl-model and --venv belong to --llm runs', 'add --llm SPEC (the served model), or drop them for the offline gym run');
       if (opts.engine === 'trl' && !opts.llm) throw new InputError('--engine trl trains a served model', 'add --llm SPEC (e.g. openai:http://127.0.0.1:8000/v1#MODEL) and --trl-model PATH|HUB_ID');
       if (opts.engine === 'gym' && opts.llm) throw new InputError('--engine gym trains the gym policy, not --llm', 'drop --llm for the offline run, or use --engine trl');

@@ -13,7 +13,11 @@ type Rule =
   | { trainer: string; value?: (v: unknown) => unknown }
   | { top: 'kl_estimator' | 'dual_weight' | 'step_form' | 'lambda_f' | 'control_token_weight' | 'dynamic_sampling' | 'stage_switch'; value?: (v: unknown) => unknown }
   | { env: 'reward' | 'rewardOptions' }
+  | { rft: (typeof RFT_SAMPLING)[number] }
   | { refuse: string };
+
+/** RFT's sampling and filtering settings: used where the episodes are sampled (pipelines/rft-llm.ts), not by TRL. */
+const RFT_SAMPLING = ['samples', 'temperature', 'threshold', 'correct', 'f1Threshold', 'filter'] as const;
 
 const gymOnly = (what: string, field: string) => ({ refuse: `${what} belongs to the gym policy, not an LLM; set trl.stages.<id>.${field} for --llm` });
 
@@ -49,6 +53,15 @@ const OFFLINE_RULES: Record<string, Rule> = {
   lr: gymOnly('lr (the gym learning rate)', 'learning_rate'),
   l2: gymOnly('l2 (the gym weight decay)', 'weight_decay'),
 };
+// ProRAG's RFT: sampling and filtering before the SFT, then TRL's SFT on the kept steps.
+const RFT_RULES: Record<string, Rule> = {
+  ...Object.fromEntries(RFT_SAMPLING.map((k) => [k, { rft: k }])),
+  epochs: { trainer: 'num_train_epochs' },
+  batch: { trainer: 'per_device_train_batch_size' },
+  controlWeight: { top: 'control_token_weight' },
+  lr: gymOnly('lr (the gym learning rate)', 'learning_rate'),
+  l2: gymOnly('l2 (the gym weight decay)', 'weight_decay'),
+};
 /** Top-level fields of the TRL config a trl.stages block may carry beside the trainer's. */
 const TOP_FIELDS = ['control_token_weight', 'dual_weight', 'step_form', 'lambda_f', 'kl_estimator', 'dynamic_sampling', 'soft_overlong_cache', 'stage_switch'] as const;
 
@@ -61,6 +74,8 @@ export interface TrlStageSettings {
   /** The outcome scheme and its options: the environment server's reward. */
   reward?: string;
   rewardOptions?: string[];
+  /** rft: the sampling and filtering settings (samples, temperature, threshold, correct, f1Threshold, filter). */
+  rft: Record<string, unknown>;
   /** One line per gym setting that gave way to the stage's trl block. */
   notes: string[];
 }
@@ -70,8 +85,8 @@ export interface TrlStageSettings {
  * its `trl.stages` block (`paper`) on top. Throws an InputError naming the first refused setting.
  */
 export function trlStageSettings(stage: { id: string; algo: string; settings: Record<string, unknown> }, paper: Record<string, unknown> = {}): TrlStageSettings {
-  const rules = stage.algo === 'sft' || stage.algo === 'dpo' ? OFFLINE_RULES : RL_RULES;
-  const out: TrlStageSettings = { trainer: {}, top: {}, notes: [] };
+  const rules = stage.algo === 'sft' || stage.algo === 'dpo' ? OFFLINE_RULES : stage.algo === 'rft' ? RFT_RULES : RL_RULES;
+  const out: TrlStageSettings = { trainer: {}, top: {}, rft: {}, notes: [] };
   const from = new Map<string, string>();
   for (const [key, v] of Object.entries(stage.settings)) {
     const rule = Object.hasOwn(rules, key) ? rules[key]! : undefined;
@@ -80,6 +95,10 @@ export function trlStageSettings(stage: { id: string; algo: string; settings: Re
     if ('env' in rule) {
       if (rule.env === 'reward') out.reward = String(v);
       else out.rewardOptions = (v as string[]).map(String);
+      continue;
+    }
+    if ('rft' in rule) {
+      out.rft[rule.rft] = v;
       continue;
     }
     const value = rule.value ? rule.value(v) : v;

@@ -17,7 +17,9 @@ import { loadDatasetAll } from '../corpus/dataset.js';
 import { generateWorld, writeWorld } from '../corpus/world/index.js';
 import { RagEnv } from '../env/env.js';
 import { buildIndex, openRetriever } from '../retrieval/index-dir.js';
-import type { Policy } from '../agents/policy.js';
+import { LlmPolicy, type Policy } from '../agents/policy.js';
+import { splitSpec } from '../core/registry.js';
+import { createLLM, llmBackends } from '../llm/create.js';
 import { InputError } from '../core/errors.js';
 import { exactMatch } from '../core/metrics.js';
 import { writeJsonAtomicSync, writeJsonl } from '../core/io.js';
@@ -139,7 +141,18 @@ export const stageQuestions = (ctx: Seed, n?: number) => ctx.train.slice(0, n ??
  * (trl_sft.jsonl: the prompt of each step and the step's text).
  */
 export async function demonstrate(ctx: Seed, stage: Extract<Stage, { kind: 'demonstrate' }>, dir: string): Promise<Record<string, unknown>> {
-  const teacher = createPolicy(stage.teacher, ctx.protocol, stage.competence);
+  // An LLM spec (openai:URL#MODEL, llama:FILE) makes a served model the teacher, as ProRAG's warm-up
+  // data comes from a stronger LLM; otherwise a registered policy (sim, oracle, gym:FILE).
+  const llm = llmBackends.find(splitSpec(stage.teacher).kind) ? await createLLM(stage.teacher, { cacheDir: join(ctx.dir, '.cache') }) : undefined;
+  const teacher = llm ? new LlmPolicy(ctx.protocol, llm) : createPolicy(stage.teacher, ctx.protocol, stage.competence);
+  try {
+    return await demonstrateWith(ctx, stage, dir, teacher);
+  } finally {
+    await llm?.close();
+  }
+}
+
+async function demonstrateWith(ctx: Seed, stage: Extract<Stage, { kind: 'demonstrate' }>, dir: string, teacher: Policy): Promise<Record<string, unknown>> {
   const questions = stageQuestions(ctx, stage.questions);
   const kept: { questionId: string; actions: Action[] }[] = [];
   const sft: unknown[] = [];

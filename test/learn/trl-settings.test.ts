@@ -77,5 +77,13 @@ test('a setting the TRL engine cannot honour is refused with one line naming it'
   assert.deepEqual(ok.trainer, { epsilon: 0.2, epsilon_high: 0.28, num_iterations: 2, loss_type: 'dapo' });
   assert.deepEqual(ok.top, { kl_estimator: 'k1', dynamic_sampling: false });
   const sft = trlStageSettings({ id: 'w', algo: 'sft', settings: { controlWeight: 2, epochs: 1 } }, { learning_rate: 1e-5 });
-  assert.deepEqual(sft, { trainer: { num_train_epochs: 1, learning_rate: 1e-5 }, top: { control_token_weight: 2 }, notes: [] });
+  assert.deepEqual(sft, { trainer: { num_train_epochs: 1, learning_rate: 1e-5 }, top: { control_token_weight: 2 }, rft: {}, notes: [] });
+});
+
+test("an rft stage's sampling settings go to the sampler, its SFT settings to TRL", () => {
+  const rft = trlStageSettings({ id: 'rft', algo: 'rft', settings: { samples: 8, temperature: 0.7, threshold: 0.6, filter: 'episode', correct: 'f1', f1Threshold: 0.8, epochs: 2, controlWeight: 2 } }, { learning_rate: 1e-5 });
+  assert.deepEqual(rft.rft, { samples: 8, temperature: 0.7, threshold: 0.6, filter: 'episode', correct: 'f1', f1Threshold: 0.8 });
+  assert.deepEqual(rft.trainer, { num_train_epochs: 2, learning_rate: 1e-5 });
+  assert.deepEqual(rft.top, { control_token_weight: 2 });
+  assert.throws(() => trlStageSettings({ id: 'rft', algo: 'rft', settings: { groupSize: 8 } }), /stage rft: setting "groupSize" has no TRL counterpart for rft/);
 });

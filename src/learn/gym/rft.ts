@@ -137,16 +137,20 @@ export async function rftSelect(policy: GymPolicy, ctx: Omit<RftContext, 'onLog'
       verdicts.push({ questionId: q.id, sample: k, correct, scores, keptSteps });
     }
   }
+  return { counts: rftCounts(ctx.questions.length, verdicts), verdicts, data };
+}
+
+/** The tallies of an RFT round from its verdicts (any policy's: the gym's, or a served model's). */
+export function rftCounts(questions: number, verdicts: readonly RftVerdict[]): RftCounts {
   const keptBy = verdicts.filter((v) => v.keptSteps.length > 0);
-  const counts: RftCounts = {
-    questions: ctx.questions.length,
+  return {
+    questions,
     sampled: verdicts.length,
     correct: verdicts.filter((v) => v.correct).length,
     kept: keptBy.length,
-    keptSteps: data.length,
+    keptSteps: verdicts.reduce((n, v) => n + v.keptSteps.length, 0),
     keptQuestions: new Set(keptBy.map((v) => v.questionId)).size,
   };
-  return { counts, verdicts, data };
 }
 
 /**
