@@ -46,7 +46,8 @@ function closedTurn(raw: string, action: Action): string {
 export const searchR1: Protocol = {
   name: 'search-r1',
   description: 'Search-R1 / LWS tags: <think>, <search> → <information>, <reflect>, <answer>',
-  defaults: { maxTurns: 5, topK: 5, maxTokens: 512, stop: ['</search>', '</answer>'] },
+  // Search-R1's retriever returns 3 documents per search (its train and eval scripts' topk).
+  defaults: { maxTurns: 5, topK: 3, maxTokens: 512, stop: ['</search>', '</answer>'] },
   allowed: (state) => (state.mustAnswer ? ['answer'] : ['search', 'answer']),
 
   render(state: State, opts: RenderOptions = {}): Message[] {
