@@ -247,6 +247,12 @@ class KLGRPOTrainer(KLEstimatorMixin, GRPOTrainer):
     """TRL's GRPOTrainer with the KL estimator a config names (ARENA's k2)."""
 
 
+class NoSignalError(ValueError):
+    """Dynamic sampling found too few groups whose rewards differ: the batch carries no learning signal
+    (DAPO's code stops the same way). train.py exits with EXIT_NO_SIGNAL, which a pipeline reports as a
+    stage skipped for lack of signal."""
+
+
 class DAPOTrainer(KLEstimatorMixin, GRPOTrainer):
     """GRPOTrainer with DAPO's dynamic sampling (see the module docstring); clip-higher, the token-level
     loss and overlong filtering are TRL's own settings (epsilon_high, loss_type="dapo",
@@ -295,7 +301,7 @@ class DAPOTrainer(KLEstimatorMixin, GRPOTrainer):
             if sum(len(k) for k in kept_per_round) >= needed:
                 break
             if self.max_rounds > 0 and len(outputs) >= self.max_rounds:
-                raise ValueError(
+                raise NoSignalError(
                     f"dynamic sampling: {sum(len(k) for k in kept_per_round)} of the {needed} groups needed had rewards that differ "
                     f"after {len(outputs)} generation rounds (max_rounds); the questions are too hard or too easy for the "
                     "policy. Raise dynamic_sampling.max_rounds (0 = no limit) or turn dynamic sampling off"

@@ -174,12 +174,13 @@ class ProtocolRollout:
                 attention[row, width - len(x) :] = 1
             limit = max(min(rollouts[i]["turn_tokens"], budget - len(rollouts[i]["completion"])) for i in active)
             stops = sorted({s for i in active for s in rollouts[i]["stop"]})
-            config = trainer.generation_config.__class__.from_dict({**trainer.generation_config.to_dict(), "max_new_tokens": limit})
+            settings = {**trainer.generation_config.to_dict(), "max_new_tokens": limit, **({"stop_strings": stops} if stops else {})}
+            config = trainer.generation_config.__class__.from_dict(settings)
             with (
                 unwrap_model_for_generation(trainer.model_wrapped, trainer.accelerator, gather_deepspeed3_params=trainer.args.ds3_gather_for_generation) as model,
                 torch.no_grad(),
             ):  # fmt: skip
-                extra = {"stop_strings": stops, "tokenizer": tokenizer} if stops else {}
+                extra = {"tokenizer": tokenizer} if stops else {}  # the stop strings are matched on text
                 out = model.generate(input_ids=ids.to(device), attention_mask=attention.to(device), generation_config=config, **extra)
             for row, i in enumerate(active):
                 r, episode = rollouts[i], episodes[i]

@@ -38,7 +38,9 @@ DAPO (algo "dapo": clip-higher, token-level loss, overlong filtering, dynamic sa
 Every top-level field and every trainer field is either used or refused with a one-line message:
 nothing in a config is dropped.
 
-Problems with the config or the data end the run with exit code 2 and a one-line message.
+Problems with the config or the data end the run with exit code 2 and a one-line message. A DAPO or
+LWS run whose dynamic sampling finds no group with differing rewards for max_rounds rounds ends with
+exit code 3 (no learning signal). With LoRA, OUT holds the merged checkpoint and OUT/adapter the adapter.
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ KNOWN_FIELDS = {
     "kl_estimator", "dynamic_sampling", "soft_overlong_cache", "env_stage2", "stage_switch",
 }  # fmt: skip
 EXIT_CONFIG = 2
+EXIT_NO_SIGNAL = 3  # dapo/lws: every group's rewards were equal for max_rounds rounds (dapo.NoSignalError)
 
 GRPO_SYSTEM_PROMPT = (
     "You answer questions about a knowledge base you cannot see directly. Call the search tool "
@@ -624,6 +627,14 @@ def run(config: dict) -> dict:
 
     trainer.train()
     trainer.save_model(config["output_dir"])
+    if peft is not None:
+        # The output folder is a whole checkpoint that servers and later stages load like any model:
+        # the adapter merged into the base weights. The adapter alone stays in OUT/adapter.
+        trainer.model.save_pretrained(os.path.join(config["output_dir"], "adapter"))
+        trainer.model.merge_and_unload().save_pretrained(config["output_dir"])
+        for name in ("adapter_config.json", "adapter_model.safetensors"):
+            if os.path.exists(os.path.join(config["output_dir"], name)):
+                os.remove(os.path.join(config["output_dir"], name))
 
     summary = summarize(config, writer.records, model_path, len(rows), time.time() - started, effective)
     if algo == "dpo":
@@ -709,6 +720,13 @@ def main(argv: list[str] | None = None) -> int:
     except EnvError as err:
         print(f"ragtrail_trl: environment server failed during training: {err}. Fix: check the server's log and env.url", file=sys.stderr)
         return EXIT_CONFIG
+    except Exception as err:
+        from .dapo import NoSignalError
+
+        if not isinstance(err, NoSignalError):
+            raise
+        print(f"ragtrail_trl: {err}", file=sys.stderr)
+        return EXIT_NO_SIGNAL
     print(describe(summary))
     return 0
 

@@ -77,9 +77,15 @@ def test_prm_with_lora(run_training, world):
     assert summary["steps"] == 6
     assert summary["first_loss"] == pytest.approx(math.log(2), abs=0.05)  # untrained head: scores nearly equal
     assert summary["last_loss"] < summary["first_loss"] - 0.1
-    assert os.path.exists(os.path.join(summary["output_dir"], "adapter_model.safetensors"))
-    config = json.load(open(os.path.join(summary["output_dir"], "adapter_config.json")))
+    # The adapter in OUT/adapter; OUT itself the merged checkpoint, loadable as a plain classifier.
+    assert os.path.exists(os.path.join(summary["output_dir"], "adapter", "adapter_model.safetensors"))
+    config = json.load(open(os.path.join(summary["output_dir"], "adapter", "adapter_config.json")))
     assert config["task_type"] == "SEQ_CLS" and config["r"] == 8
+    assert not os.path.exists(os.path.join(summary["output_dir"], "adapter_config.json"))
+    from transformers import AutoModelForSequenceClassification
+
+    merged = AutoModelForSequenceClassification.from_pretrained(summary["output_dir"])
+    assert merged.config.num_labels == 1
 
 
 # ----------------------------------------------------------------------------- errors

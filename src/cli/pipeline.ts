@@ -14,6 +14,7 @@ interface PipelineOpts {
   entities?: number;
   trainQuestions?: number;
   teacher?: string;
+  maxTokens?: number;
   testQuestions?: number;
   agent?: string;
   llm?: string;
@@ -49,6 +50,7 @@ export function registerPipeline(program: Command): void {
     .option('--trl-model <path|id>', "--llm: the weights TRL trains from (default: the recipe's paper model; a local checkpoint folder runs TRL here)")
     .option('--venv <dir>', '--llm: the TRL Python environment (default $RAGTRAIL_VENV or ~/.cache/ragtrail/trl-venv)')
     .option('--teacher <spec>', "the teacher of every demonstrate stage (ProRAG's and RAG-Gym's warm-up data): sim, oracle, or a served model's LLM spec (default: the recipe's)")
+    .option('--max-tokens <n>', "--llm: completion budget of each call of the served model (default: the protocol's)", intArg(1))
     .option('--trl-max-steps <n>', '--llm with a local --trl-model: optimiser steps of each TRL run made here', intArg(1), 8)
     .action(async (opts: PipelineOpts) => {
       const loaded = loadRecipe(opts.recipe);
@@ -59,7 +61,7 @@ export function registerPipeline(program: Command): void {
         if (!recipe.stages.some((s) => s.kind === 'demonstrate')) throw new InputError(`--teacher: recipe ${recipe.name} has no demonstrate stage`, 'drop --teacher');
         recipe = { ...recipe, stages: recipe.stages.map((s) => (s.kind === 'demonstrate' ? { ...s, teacher } : s)) };
       }
-      if (!opts.llm && (opts.trlModel || opts.venv)) throw new InputError('--trl-model and --venv belong to --llm runs', 'add --llm SPEC (the served model), or drop them for the offline gym run');
+      if (!opts.llm && (opts.trlModel || opts.venv || opts.maxTokens)) throw new InputError('--trl-model, --venv and --max-tokens belong to --llm runs', 'add --llm SPEC (the served model), or drop them for the offline gym run');
       if (opts.engine === 'trl' && !opts.llm) throw new InputError('--engine trl trains a served model', 'add --llm SPEC (e.g. openai:http://127.0.0.1:8000/v1#MODEL) and --trl-model PATH|HUB_ID');
       if (opts.engine === 'gym' && opts.llm) throw new InputError('--engine gym trains the gym policy, not --llm', 'drop --llm for the offline run, or use --engine trl');
       const r = await runPipeline({
@@ -69,7 +71,7 @@ export function registerPipeline(program: Command): void {
         ...(opts.trainQuestions !== undefined && { trainQuestions: opts.trainQuestions }),
         ...(opts.testQuestions !== undefined && { testQuestions: opts.testQuestions }),
         jobs: opts.jobs ?? (opts.llm ? 1 : availableParallelism()),
-        ...(opts.llm && { llm: { llm: opts.llm, llmOptions: { apiKey: opts.apiKey }, trlModel: opts.trlModel, venv: opts.venv, maxSteps: opts.trlMaxSteps } }),
+        ...(opts.llm && { llm: { llm: opts.llm, llmOptions: { apiKey: opts.apiKey }, trlModel: opts.trlModel, venv: opts.venv, maxSteps: opts.trlMaxSteps, maxTokens: opts.maxTokens } }),
       });
       console.log('');
       for (const c of r.claims) console.log(`${c.holds ? 'holds' : 'does not hold'}: ${c.claim} — ${c.metric} Δ ${c.delta.toFixed(3)} [${c.ci[0].toFixed(3)}, ${c.ci[1].toFixed(3)}], p ${c.p.toFixed(3)}, n ${c.n}`);

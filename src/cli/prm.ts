@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import { type ErrorRecord, InputError, recordFailures } from '../core/errors.js';
 import { reportErrorRecords } from './error-records.js';
 import { EMBEDDER_SPEC_HELP } from '../retrieval/embedders/embedder.js';
-import { readPrmPairs, TrainedPRM, trainPrm } from '../prm/trained.js';
+import { evaluatePrm, readPrmPairs, TrainedPRM, trainPrm } from '../prm/trained.js';
+import { createPrm, PRM_SPEC_HELP } from '../prm/select.js';
 import { choiceArg, intArg, numberArg } from './options.js';
 import { fixed, formatTable } from './table.js';
 
@@ -55,16 +56,18 @@ export function registerPrm(program: Command): void {
     });
   prm
     .command('eval')
-    .description('pair accuracy of a trained PRM: the share of pairs where it scores the preferred side higher')
-    .requiredOption('--model <file>', 'model file from `ragtrail prm train`')
+    .description('pair accuracy of a PRM: the share of pairs where it scores the preferred side higher')
+    .option('--model <file>', 'model file from `ragtrail prm train`')
+    .option('--prm <spec>', `any PRM instead: ${PRM_SPEC_HELP} (e.g. a TRL-trained PRM behind python -m ragtrail_trl.serve_prm)`)
     .requiredOption('--pairs <file>', 'prm_pairs.jsonl (e.g. from another split)')
     .option('--json', 'print one JSON object {n, accuracy, by_type}', false)
-    .action(async (opts: { model: string; pairs: string; json: boolean }) => {
-      const prm = await TrainedPRM.load(opts.model);
+    .action(async (opts: { model?: string; prm?: string; pairs: string; json: boolean }) => {
+      if ((opts.model === undefined) === (opts.prm === undefined)) throw new InputError('prm eval needs --model FILE or --prm SPEC (one of them)', 'e.g. --model prm.json, or --prm remote:vllm-pooling:http://127.0.0.1:8090/pooling');
       const errors: ErrorRecord[] = [];
       const pairs = await readPrmPairs(opts.pairs, errors);
       reportErrorRecords(errors);
-      const e = await prm.evaluate(pairs);
+      const e = opts.model !== undefined ? await (await TrainedPRM.load(opts.model)).evaluate(pairs) : await evaluatePrm(await createPrm(opts.prm!), pairs);
+      opts.model ??= opts.prm!;
       const failed = recordFailures(errors.length, errors.length + pairs.length, 'the error records above (stderr)');
       if (opts.json) {
         console.log(JSON.stringify({ n: e.n, accuracy: e.accuracy, by_type: e.by_type }));

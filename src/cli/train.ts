@@ -15,6 +15,8 @@ import { DPO_BETA, GYM_ALGOS, type GymAlgo, type LogEntry, type RlAlgo, trainDpo
 import { RFT_DEFAULTS, trainRft } from '../learn/gym/rft.js';
 import { createEnvServer } from '../learn/serve/serve-env.js';
 import { ensureVenv, runTrl, type TrlAlgo, type TrlConfig, trlCommand, writeTrlConfig } from '../learn/trl.js';
+import { trlPrmAccuracy, writeTrlPrmData } from '../learn/trl-prm.js';
+import { fixed } from './table.js';
 import { createPrm } from '../prm/select.js';
 import { choiceArg, collect, intArg, numberArg } from './options.js';
 import { listen } from '../core/http-server.js';
@@ -137,10 +139,13 @@ async function trainWithTrl(opts: TrainOpts): Promise<void> {
   if (opts.temperature !== undefined) trainer['temperature'] = opts.temperature;
   if (opts.updates !== undefined) trainer['num_iterations'] = opts.updates;
   trainer['seed'] ??= opts.seed;
+  // A PRM trains on the annotation's pairs joined as the remote PRM reads them (learn/trl-prm.ts), so
+  // that the served checkpoint scores the text it learned; a fifth of the questions is held out.
+  const prmPairs = algo === 'prm' && opts.data && existsSync(join(opts.data, 'prm_pairs.jsonl')) ? await writeTrlPrmData(join(opts.data, 'prm_pairs.jsonl'), out, opts.seed) : undefined;
   const config: TrlConfig = {
     algo,
     model: opts.model,
-    data: online ? resolve(opts.dataset ?? '') : trlData(opts.data, algo),
+    data: online ? resolve(opts.dataset ?? '') : (prmPairs?.data ?? trlData(opts.data, algo)),
     output_dir: out,
     lora: opts.lora ? { r: opts.loraR, alpha: opts.loraAlpha, dropout: 0.05, target_modules: 'all-linear' } : null,
     trainer,
@@ -211,6 +216,10 @@ async function trainWithTrl(opts: TrainOpts): Promise<void> {
   await stop?.();
   if (code !== 0) throw new InputError(`TRL training exited with ${code}`, 'read its message above');
   console.log(`summary: ${join(out, 'summary.json')}`);
+  if (prmPairs?.heldOut.length) {
+    const e = await trlPrmAccuracy(python, out, prmPairs.heldOut, join(out, 'serve-prm.log'));
+    console.log(`held-out pair accuracy ${fixed(e.accuracy)} on ${e.n} pairs (the PRM served: python -m ragtrail_trl.serve_prm --model ${out})`);
+  }
 }
 
 function findCorpus(index: string): string | undefined {

@@ -17,12 +17,14 @@ import type { State } from '../env/env.js';
 import { EnvService } from '../learn/serve/env-service.js';
 import { withLoopbackEnvServer } from '../learn/serve/serve-env.js';
 import { rlDefaults, type RlAlgo } from '../learn/gym/train.js';
-import { type PythonService, serveModel } from '../learn/python-service.js';
+import { type PythonService, serveModel, servePrm } from '../learn/python-service.js';
 import { defaultVenv, ensureVenv, runTrl, type TrlConfig, trlCommand, writeTrlConfig } from '../learn/trl.js';
 import { trlStageSettings } from '../learn/trl-settings.js';
 import { createLLM, type LLMOptions } from '../llm/create.js';
 import type { MeteredLLM } from '../llm/middleware.js';
 import { createPrm } from '../prm/select.js';
+import { evaluatePrm } from '../prm/trained.js';
+import { writeTrlPrmData } from '../learn/trl-prm.js';
 import { episodeScorer } from '../rewards/apply.js';
 import { composeScheme } from '../rewards/schemes.js';
 import type { Stage } from './recipe.js';
@@ -39,6 +41,8 @@ export interface LlmEngineOptions {
   venv?: string;
   /** Optimiser steps of each TRL run made here (default 8: a smoke-sized run of the tiny model). */
   maxSteps?: number;
+  /** Completion budget of each call of the served model (default: the protocol's). */
+  maxTokens?: number;
   out: string;
   log: (line: string) => void;
 }
@@ -58,7 +62,7 @@ export class LlmEngine {
 
   /** What the stage keys depend on. */
   key(): Record<string, unknown> {
-    return { engine: 'trl', llm: this.o.llm, trlModel: this.o.trlModel ?? null, maxSteps: this.o.maxSteps ?? 8 };
+    return { engine: 'trl', llm: this.o.llm, trlModel: this.o.trlModel ?? null, maxSteps: this.o.maxSteps ?? 8, ...(this.o.maxTokens !== undefined ? { maxTokens: this.o.maxTokens } : {}) };
   }
 
   private trlModel(ctx: Seed): string {
@@ -105,10 +109,17 @@ export class LlmEngine {
   }
 
   /** The evaluation's policy of a system, or undefined when its checkpoint was not trained here. */
-  async systemPolicy(ctx: Seed, id: string): Promise<{ llm: string; resumeKey?: string } | undefined> {
+  async systemPolicy(ctx: Seed, id: string): Promise<{ llm: string; resumeKey?: string; maxTokens?: number } | undefined> {
     const spec = await this.policySpec(ctx, id);
+    if (spec === undefined) return undefined;
+    const budget = this.o.maxTokens !== undefined ? { maxTokens: this.o.maxTokens } : {};
     // A served checkpoint's URL changes between invocations: the checkpoint folder identifies the run.
-    return spec === undefined ? undefined : id === 'base' ? { llm: spec } : { llm: spec, resumeKey: this.checkpoint(ctx, id)!.dir };
+    return id === 'base' ? { llm: spec, ...budget } : { llm: spec, resumeKey: this.checkpoint(ctx, id)!.dir, ...budget };
+  }
+
+  /** The protocol's policy on a served model, with --max-tokens when given. */
+  private llmPolicy(ctx: Seed, llm: MeteredLLM): LlmPolicy {
+    return new LlmPolicy(ctx.protocol, llm, this.o.maxTokens !== undefined ? { maxTokens: this.o.maxTokens } : {});
   }
 
   async runStage(ctx: Seed, stage: Stage, dir: string): Promise<Record<string, unknown>> {
@@ -116,9 +127,10 @@ export class LlmEngine {
       case 'demonstrate':
         return demonstrate(ctx, stage, dir);
       case 'annotate': {
+        if (!this.checkpoint(ctx, stage.policy)) return { skipped: `${stage.policy} was skipped` };
         const spec = await this.policySpec(ctx, stage.policy);
         if (!spec) return { skipped: `the policy ${stage.policy} is a TRL config not trained here: run its command, serve the weights, and pass them with --llm` };
-        const policy = new LlmPolicy(ctx.protocol, spec === this.o.llm ? await this.baseLlm() : await createLLM(spec, { cacheDir: join(this.o.out, '.cache') }));
+        const policy = this.llmPolicy(ctx, spec === this.o.llm ? await this.baseLlm() : await createLLM(spec, { cacheDir: join(this.o.out, '.cache') }));
         return annotateStage(ctx, stage, dir, policy);
       }
       case 'prm': {
@@ -127,16 +139,61 @@ export class LlmEngine {
         if (!existsSync(pairs)) return { skipped: `${stage.data} was skipped` };
         const questions = new Set((await readJsonlValues<{ id: string }>(pairs)).map((p) => p.id.split(':')[0]));
         if (questions.size < 2) return { skipped: `${stage.data} mined pairs on ${questions.size} question(s): too few to train a PRM and hold some out` };
-        return prmStage(ctx, stage, dir);
+        // With the recipe's trl.stages.<id> block the PRM is an LLM trained through TRL (the papers'); else the lexical head.
+        const blocks = ctx.recipe.trl?.stages;
+        const paper = blocks && Object.hasOwn(blocks, stage.id) ? blocks[stage.id] : undefined;
+        return paper ? this.llmPrm(ctx, stage, dir, pairs, paper) : prmStage(ctx, stage, dir);
       }
       case 'train':
         return this.train(ctx, stage, dir);
     }
   }
 
+  /**
+   * RAG-Gym's and ProRAG's PRM on an LLM: TRL's RewardTrainer (a one-output head, Bradley-Terry on the
+   * pairs) from the base checkpoint, on each pair's state and step as the remote PRM writes them
+   * (prm/remote.ts prmInputText), with the same question-level hold-out as the lexical head. Trained
+   * here, it is served (python/ragtrail_trl/serve_prm.py) for RFT's filter, the dual advantage and
+   * best-of-N, and its held-out pair accuracy is measured through that server.
+   */
+  private async llmPrm(ctx: Seed, stage: Extract<Stage, { kind: 'prm' }>, dir: string, pairsPath: string, paper: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const { data, pairs, heldOut } = await writeTrlPrmData(pairsPath, dir, ctx.seed);
+    const base = this.checkpoint(ctx, 'base')!;
+    const small = base.ran ? { max_steps: this.o.maxSteps ?? 8, per_device_train_batch_size: 4, logging_steps: 1, bf16: false, warmup_steps: 0 } : {};
+    const out = join(dir, 'model');
+    mkdirSync(out, { recursive: true });
+    const path = join(dir, 'trl-config.json');
+    writeTrlConfig({ algo: 'prm', model: base.dir, data, lora: ctx.recipe.trl?.lora ?? null, trainer: { ...paper, ...small }, output_dir: out }, path);
+    this.o.log(`  ${trlCommand(base.ran ? this.pythonPath() : join(defaultVenv(), 'bin', 'python'), path).line}`);
+    if (!base.ran) return { configs: dir, pairs, heldOut: heldOut.length, note: 'TRL PRM config written; run the printed command on a GPU machine' };
+    const code = await runTrl(this.pythonPath(), path);
+    if (code !== 0) throw new RagtrailError(`TRL prm for stage ${stage.id} failed (exit ${code}); its config is ${path}`);
+    const held = await evaluatePrm(await createPrm((await this.prmSpecOf(ctx, stage.id))!), heldOut);
+    return { trained: out, pairs, heldOut: heldOut.length, heldOutAccuracy: heldOut.length ? held.accuracy : null };
+  }
+
+  /** Whether a PRM stage left a PRM to use: the gold diagnostic, a trained file, or a TRL model trained here. */
+  private prmReady(ctx: Seed, id: string): boolean {
+    return prmSpec(ctx, id) === 'gold' || existsSync(join(ctx.dir, id, 'prm.json')) || existsSync(join(ctx.dir, id, 'model', 'summary.json'));
+  }
+
+  /** A PRM stage's spec: its served TRL model when one was trained here, else the stages' own (file or gold). */
+  async prmSpecOf(ctx: Seed, id: string): Promise<string | undefined> {
+    const model = join(ctx.dir, id, 'model');
+    if (!existsSync(join(model, 'summary.json'))) return prmSpec(ctx, id);
+    let svc = this.served.get(model);
+    if (!svc) {
+      this.o.log(`  serving the PRM ${model}`);
+      svc = await servePrm(this.pythonPath(), model, join(ctx.dir, id, 'serve.log'));
+      this.served.set(model, svc);
+    }
+    return svc.spec;
+  }
+
   private async train(ctx: Seed, stage: Extract<Stage, { kind: 'train' }>, dir: string): Promise<Record<string, unknown>> {
     const from = this.checkpoint(ctx, stage.from);
     if (!from) return { skipped: `${stage.from} was skipped` };
+    if (stage.prm && !this.prmReady(ctx, stage.prm)) return { skipped: `the PRM ${stage.prm} was skipped or not trained here` };
     // A stage id is the recipe's text: look it up as an own key only (an id such as "constructor" names no stage).
     const stages = ctx.recipe.trl?.stages;
     const paper = (stages && Object.hasOwn(stages, stage.id) ? stages[stage.id] : undefined) ?? {};
@@ -146,6 +203,7 @@ export class LlmEngine {
     const here = from.ran;
     // Runs made here are smoke-sized (the tiny model on a CPU); the paper's settings stay as written for GPU runs.
     const small = here ? { max_steps: this.o.maxSteps ?? 8, per_device_train_batch_size: 4, logging_steps: 1, bf16: false, warmup_steps: 0 } : {};
+    let noSignal = false;
     const write = async (name: string, config: Omit<TrlConfig, 'output_dir' | 'lora'>) => {
       const out = join(dir, name);
       mkdirSync(out, { recursive: true });
@@ -156,7 +214,9 @@ export class LlmEngine {
       this.o.log(`  ${line}`);
       if (!here) return;
       const code = await runTrl(this.pythonPath(), path);
-      if (code !== 0) throw new RagtrailError(`TRL ${config.algo} for stage ${stage.id} failed (exit ${code}); its config is ${path}`);
+      // 3: DAPO's dynamic sampling found no group whose rewards differ (python/ragtrail_trl/train.py).
+      if (code === 3) noSignal = true;
+      else if (code !== 0) throw new RagtrailError(`TRL ${config.algo} for stage ${stage.id} failed (exit ${code}); its config is ${path}`);
     };
     const trainer = { ...mapped.trainer, ...small };
     const dataOf = (file: string) => join(ctx.dir, stage.data!, file);
@@ -176,8 +236,8 @@ export class LlmEngine {
         const spec = await this.policySpec(ctx, stage.from);
         if (!spec) return { skipped: `rft samples from ${stage.from}'s served weights: that stage wrote a TRL config but did not train here` };
         const llm = spec === this.o.llm ? await this.baseLlm() : await createLLM(spec, { cacheDir: join(this.o.out, '.cache') });
-        const prm = await createPrm(prmSpec(ctx, stage.prm));
-        const selected = await rftRows(ctx.env, new LlmPolicy(ctx.protocol, llm), stageQuestions(ctx, stage.questions), prm, { ...mapped.rft, seed: ctx.seed });
+        const prm = await createPrm((await this.prmSpecOf(ctx, stage.prm))!);
+        const selected = await rftRows(ctx.env, this.llmPolicy(ctx, llm), stageQuestions(ctx, stage.questions), prm, { ...mapped.rft, seed: ctx.seed });
         await writeJsonl(join(dir, 'rft-verdicts.jsonl'), selected.verdicts);
         if (selected.rows.length === 0) return { skipped: `no step passed: ${selected.counts.correct} of ${selected.counts.sampled} sampled episodes were correct`, ...selected.counts };
         await writeJsonl(join(dir, 'trl_sft.jsonl'), selected.rows);
@@ -193,7 +253,7 @@ export class LlmEngine {
         const data = join(dir, 'questions.jsonl');
         const initial = (q: (typeof questions)[number]): State => ({ question: q, steps: [], done: false, mustAnswer: false, turnsLeft: ctx.env.config.maxTurns, searchesLeft: ctx.env.maxSearches });
         await writeJsonl(data, questions.map((q) => ({ prompt: ctx.protocol.render(initial(q)), question_id: q.id })));
-        const prm = stage.prm ? await createPrm(prmSpec(ctx, stage.prm)) : undefined;
+        const prm = stage.prm ? await createPrm((await this.prmSpecOf(ctx, stage.prm))!) : undefined;
         // LWS is one run whose rollouts move from a stage-1 server to a stage-2 server when the switch
         // rule fires (python/ragtrail_trl/dapo.py StageSwitch): a share of the steps, a step, or a plateau.
         const steps = here ? { max_steps: Math.max(1, this.o.maxSteps ?? 8) } : {};
@@ -220,6 +280,7 @@ export class LlmEngine {
         }
       }
     }
+    if (noSignal) return { skipped: `no learning signal: every group's rewards were equal in each of DAPO's dynamic-sampling rounds (the policy never or always succeeds on these questions)` };
     return here ? { trained: join(dir, 'model') } : { configs: dir, note: 'TRL configs written; run the printed commands on a GPU machine' };
   }
 

@@ -198,7 +198,8 @@ export async function runSeed(o: PipelineOptions, seed: number, log: (l: string)
         skipped.push(s.name);
         continue;
       }
-      const prm = s.select === 'prm' ? { select: 'prm' as const, prm: prmSpec(ctx, s.prm!), n: s.n ?? 10 } : {};
+      // With --llm a PRM trained through TRL is served; its spec is the server's.
+      const prm = s.select === 'prm' ? { select: 'prm' as const, prm: (llm ? await llm.prmSpecOf(ctx, s.prm!) : undefined) ?? prmSpec(ctx, s.prm!), n: s.n ?? 10 } : {};
       const temperature = s.temperature !== undefined ? { temperature: s.temperature } : {};
       const policy = llm ? await llm.systemPolicy(ctx, s.policy) : { policy: `gym:${policyPath(ctx, s.policy)}` };
       if (!policy) skipped.push(s.name);

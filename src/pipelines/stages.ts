@@ -122,11 +122,12 @@ export async function openSeed(recipe: Recipe, out: string, seed: number, sizes:
 export function describeStage(s: Stage): string {
   switch (s.kind) {
     case 'demonstrate':
-      return `demonstrations from the ${s.teacher} teacher`;
+      // An LLM teacher's spec can be a long URL: its model name is enough here.
+      return `demonstrations from the ${s.teacher.includes('#') ? s.teacher.slice(s.teacher.lastIndexOf('#') + 1) : s.teacher} teacher`;
     case 'annotate':
       return `${s.method} annotation with ${s.policy}`;
     case 'prm':
-      return `PRM on ${s.data}'s pairs`;
+      return s.source === 'gold' ? 'the gold PRM (scores steps by the gold plan; a diagnostic, not trained)' : `PRM on ${s.data}'s pairs`;
     case 'train':
       return `${s.algo} from ${s.from}${s.data ? ` on ${s.data}` : ''}${s.prm ? ` with PRM ${s.prm}` : ''}`;
   }

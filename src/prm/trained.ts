@@ -130,18 +130,36 @@ export class TrainedPRM implements PRM {
   /** How often the chosen step outscores the rejected one (a tie counts 0.5), overall and by the chosen step's type, with the mean Bradley–Terry loss. */
   async evaluate(pairs: readonly PrmPairRecord[]): Promise<PairEval> {
     const xs = await pairFeatures(this.embedder, pairs);
-    const byType: Record<string, { n: number; accuracy: number }> = {};
-    let right = 0;
-    xs.forEach((x, i) => {
-      const credit = pairCredit(this.model.score(x.chosen), this.model.score(x.rejected));
-      right += credit;
-      const t = pairs[i]!.chosen.type;
-      const b = (byType[t] ??= { n: 0, accuracy: 0 });
-      b.accuracy = (b.accuracy * b.n + credit) / (b.n + 1);
-      b.n++;
-    });
-    return { n: pairs.length, accuracy: pairs.length ? right / pairs.length : 0, by_type: byType, loss: evaluatePairs(this.model, xs).loss };
+    const credits = xs.map((x) => pairCredit(this.model.score(x.chosen), this.model.score(x.rejected)));
+    return { ...pairTally(pairs, credits), loss: evaluatePairs(this.model, xs).loss };
   }
+}
+
+/** Accuracy overall and by the chosen step's type, from each pair's credit (1, 0.5 for a tie, 0). */
+function pairTally(pairs: readonly PrmPairRecord[], credits: readonly number[]): Omit<PairEval, 'loss'> {
+  const byType: Record<string, { n: number; accuracy: number }> = {};
+  credits.forEach((credit, i) => {
+    const b = (byType[pairs[i]!.chosen.type] ??= { n: 0, accuracy: 0 });
+    b.accuracy = (b.accuracy * b.n + credit) / (b.n + 1);
+    b.n++;
+  });
+  return { n: pairs.length, accuracy: pairs.length ? credits.reduce((a, b) => a + b, 0) / pairs.length : 0, by_type: byType };
+}
+
+/**
+ * Pair accuracy of any PRM — a file, a served model, a judge: both steps of each pair scored in one call,
+ * in the pair's state. `loss` is the mean Bradley-Terry loss −log σ(s⁺ − s⁻), meaningful where scores are logits.
+ */
+export async function evaluatePrm(prm: PRM, pairs: readonly PrmPairRecord[]): Promise<PairEval> {
+  const credits: number[] = [];
+  let loss = 0;
+  for (const p of pairs) {
+    const [chosen, rejected] = await prm.score(pairState(p), [p.chosen, p.rejected]);
+    credits.push(pairCredit(chosen!, rejected!));
+    const margin = chosen! - rejected!;
+    loss += margin > 0 ? Math.log1p(Math.exp(-margin)) : -margin + Math.log1p(Math.exp(margin));
+  }
+  return { ...pairTally(pairs, credits), loss: pairs.length ? loss / pairs.length : 0 };
 }
 
 /** Pairwise accuracy of a PRM on preference pairs (a tie counts 0.5: {@link pairCredit}), by action type, and its mean loss. */
