@@ -17,7 +17,9 @@ import { createEmbedder, EMBEDDER_SPEC_HELP } from '../retrieval/embedders/embed
 import { episodeScorer } from '../rewards/apply.js';
 import { openRetriever, type SearchMethod } from '../retrieval/index-dir.js';
 import { defaultWorkers, PooledRetriever } from '../retrieval/pool.js';
-import { composeScheme } from '../rewards/schemes.js';
+import { composeScheme, usesJudge } from '../rewards/schemes.js';
+import { Judge } from '../rewards/judge.js';
+import { createLLM, LLM_SPEC_HELP } from '../llm/create.js';
 import { choiceArg, collect, intArg, numberArg } from './options.js';
 
 export interface EnvOpts {
@@ -33,6 +35,10 @@ export interface EnvOpts {
   prm?: string;
   /** Embedder of rewards that embed queries (LWS's search reward); a scheme's `embedder=` option wins. */
   embedder?: string;
+  /** `--judge-llm SPEC`: the judge of `judge` and `correct=judge` rewards (cached and rate-limited as every LLM call). */
+  judgeLlm?: string;
+  /** `--cache-dir`: the judge's response cache. */
+  cacheDir?: string;
   maxTurns?: number;
   maxSearches?: number;
   topK?: number;
@@ -59,6 +65,8 @@ export function addEnvOptions(cmd: Command, defaults: { agent?: string; reward?:
     .option('--reward <expr>', `outcome reward scheme on the final step (see \`ragtrail reward --help\`)${defaults.reward ? '' : '; default: the algorithm\'s (em; lws: lws-stage1 then lws-stage2; prorag: prorag-outcome)'}`, defaults.reward)
     .option('--option <k=v>', 'reward scheme option (repeatable)', collect, [])
     .option('--prm <spec>', `process reward of every step: ${PRM_SPEC_HELP}`)
+    .option('--judge-llm <spec>', `judge model of the "judge" reward and correct=judge (LWS trains with one; ARENA ablates one), cached and rate-limited: ${LLM_SPEC_HELP}`)
+    .option('--cache-dir <dir>', 'response cache of the judge', '.ragtrail-cache')
     .option('--embedder <spec>', `embedder of rewards that embed queries (LWS search reward; default hash:512; a scheme's embedder= option wins): ${EMBEDDER_SPEC_HELP}`)
     .option('--max-turns <n>', "agent steps before the answer is forced (default: the protocol's)", intArg(1, 100))
     .option('--max-searches <n>', "searches allowed (default: the protocol's)", intArg(0, 100))
@@ -122,8 +130,11 @@ export async function envServiceFrom(opts: EnvOpts): Promise<EnvService & { sele
   const d = protocol.defaults;
   const env = new RagEnv({ retriever, topK: opts.topK ?? d.topK, maxTurns: opts.maxTurns ?? d.maxTurns, maxSearches: opts.maxSearches ?? d.maxSearches });
   const prm = opts.prm ? await createPrm(opts.prm, { apiKey: opts.apiKey }) : undefined;
+  const judge = opts.judgeLlm ? new Judge(await createLLM(opts.judgeLlm, { apiKey: opts.apiKey, cacheDir: opts.cacheDir })) : undefined;
+  const scheme = composeScheme(opts.reward ?? 'em', opts.option);
+  if (!judge && usesJudge(scheme)) throw new InputError(`reward "${scheme.expression}" asks an LLM judge`, 'add --judge-llm openai:URL#MODEL (the judge model)');
   const service = new EnvService({
-    env, protocol, questions, outcome: episodeScorer(composeScheme(opts.reward ?? 'em', opts.option), { embedder: await createEmbedder(opts.embedder ?? 'hash:512', { apiKey: opts.apiKey }) }), prm, trajectoriesPath: opts.trajectories,
+    env, protocol, questions, outcome: episodeScorer(scheme, { embedder: await createEmbedder(opts.embedder ?? 'hash:512', { apiKey: opts.apiKey }), judge }), prm, trajectoriesPath: opts.trajectories,
     maxActionChars: opts.maxActionChars, firstTurn: opts.process ? Math.floor((opts.process.index * questions.length) / opts.process.count) : undefined, idleMs: opts.sessionIdleS !== undefined ? opts.sessionIdleS * 1000 : undefined,
   });
   return Object.assign(service, { selection: note });

@@ -18,6 +18,8 @@ import { ensureVenv, runTrl, type TrlAlgo, type TrlConfig, trlCommand, writeTrlC
 import { trlPrmAccuracy, writeTrlPrmData } from '../learn/trl-prm.js';
 import { fixed } from './table.js';
 import { createPrm } from '../prm/select.js';
+import { Judge } from '../rewards/judge.js';
+import { createLLM } from '../llm/create.js';
 import { choiceArg, collect, intArg, numberArg } from './options.js';
 import { listen } from '../core/http-server.js';
 import { addEnvOptions, type EnvOpts, envServiceFrom } from './serve-env.js';
@@ -318,7 +320,8 @@ async function trainGym(opts: TrainOpts): Promise<void> {
     };
     console.log(`${algo} on ${service.opts.questions.length} questions`);
     const embedder = opts.embedder ? await createEmbedder(opts.embedder, { apiKey: opts.apiKey }) : undefined;
-    log = await trainRl(policy, { env: service.opts.env, questions: service.opts.questions, prm, embedder, onLog: printLog(algo) }, cfg);
+    const judge = opts.judgeLlm ? new Judge(await createLLM(opts.judgeLlm, { apiKey: opts.apiKey, cacheDir: opts.cacheDir })) : undefined;
+    log = await trainRl(policy, { env: service.opts.env, questions: service.opts.questions, prm, embedder, judge, onLog: printLog(algo) }, cfg);
   }
   makeDir(dirname(resolve(opts.policyOut)));
   const trained = policy.clone(`${algo}`);

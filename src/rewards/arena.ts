@@ -42,11 +42,12 @@ export function referenceIds(t: Pick<Trajectory, 'steps'>, contextIds?: readonly
 /**
  * The four rewards of an ARENA episode. `bonusNeedsRelevance: false` (for training without the
  * relevance reward, schemes.ts `relevance_weight=0`) pays the bonus on format and accuracy alone.
+ * `accuracy` replaces the normalised EM (ARENA's ablations score accuracy by F1 or by an LLM judge).
  */
-export function arenaRewards(t: Pick<Trajectory, 'steps' | 'prediction' | 'answers'>, gold: readonly number[], opts: { bonus?: number; underscoreToSpace?: boolean; bonusNeedsRelevance?: boolean } = {}): ArenaRewards {
+export function arenaRewards(t: Pick<Trajectory, 'steps' | 'prediction' | 'answers'>, gold: readonly number[], opts: { bonus?: number; underscoreToSpace?: boolean; bonusNeedsRelevance?: boolean; accuracy?: number } = {}): ArenaRewards {
   const answerStep = [...t.steps].reverse().find((s) => s.action.type === 'answer');
   const format = answerStep ? arenaFormat(answerStep.raw) : 0;
-  const accuracy = exactMatch(t.prediction, t.answers, { underscoreToSpace: opts.underscoreToSpace ?? true });
+  const accuracy = opts.accuracy ?? exactMatch(t.prediction, t.answers, { underscoreToSpace: opts.underscoreToSpace ?? true });
   const citations = answerStep?.action.type === 'answer' ? answerStep.action.citations : undefined;
   const relevance = relevanceReward(citations, gold);
   const bonus = format === 1 && accuracy === 1 && (relevance === 1 || opts.bonusNeedsRelevance === false) ? (opts.bonus ?? 10) : 0;

@@ -72,13 +72,14 @@ function embedderFor(spec: string): Promise<Embedder> {
   return e;
 }
 
-function lwsScheme(stage: 1 | 2): RewardScheme {
+function lwsScheme(stage: 1 | 2 | 'unified'): RewardScheme {
+  const answerRule = stage === 1 ? 'wrong: −1 + β·RC' : stage === 2 ? 'correct: 1 − β·RC' : 'both: correct 1 − β·RC, wrong −1 + β·RC, no stages (the "unified dynamic reward" of LWS Table 2, as ragtrail reads it)';
   return {
-    name: `lws-stage${stage}`,
-    description: `LWS stage ${stage}: format (±1) + search (conciseness / −avg query similarity) + answer (${stage === 1 ? 'wrong: −1 + β·RC' : 'correct: 1 − β·RC'})`,
+    name: stage === 'unified' ? 'lws-unified' : `lws-stage${stage}`,
+    description: `LWS ${stage === 'unified' ? 'unstaged' : `stage ${stage}`}: format (±1) + search (conciseness / −avg query similarity) + answer (${answerRule}); format_weight / search_weight / answer_weight weigh the terms (LWS Table 4: search_weight=0 is "w/o r_s", answer_weight=0 "w/o r_a")`,
     components: ['format', 'search', 'answer'],
     // embedder "": the caller's embedder (the command's --embedder), else the lexical hash:512; a spec overrides both.
-    defaults: { beta: 0.3, correct: 'em', threshold: 0.5, strict: false, embedder: '', similarity: 'mean', maxWords: 8, maxFunctionWords: 2 },
+    defaults: { beta: 0.3, correct: 'em', threshold: 0.5, strict: false, embedder: '', similarity: 'mean', maxWords: 8, maxFunctionWords: 2, format_weight: 1, search_weight: 1, answer_weight: 1 },
     protocol: 'search-r1',
     formatComponent: 'format',
     async compute(ctx, o) {
@@ -90,8 +91,11 @@ function lwsScheme(stage: 1 | 2): RewardScheme {
         rules: { maxWords: num(o, 'maxWords'), maxFunctionWords: num(o, 'maxFunctionWords') },
         variant: o['similarity'] === 'paper' ? 'paper' : 'mean',
       });
-      const answer = lwsAnswerReward(await isCorrect(ctx, String(o['correct']) as CorrectnessRule, num(o, 'threshold')), t.retrievalCount, stage, num(o, 'beta'));
-      return { total: format + search + answer, components: { format, search, answer } };
+      const correct = await isCorrect(ctx, String(o['correct']) as CorrectnessRule, num(o, 'threshold'));
+      const answer = stage === 'unified' ? lwsAnswerReward(correct, t.retrievalCount, correct ? 2 : 1, num(o, 'beta')) : lwsAnswerReward(correct, t.retrievalCount, stage, num(o, 'beta'));
+      const [wf, ws, wa] = ['format_weight', 'search_weight', 'answer_weight'].map((k) => num(o, k));
+      // Components are reported as measured, whatever their weight in the total.
+      return { total: wf! * format + ws! * search + wa! * answer, components: { format, search, answer } };
     },
   };
 }
@@ -137,24 +141,29 @@ export const SCHEMES: Record<string, RewardScheme> = {
   },
   'lws-stage1': lwsScheme(1),
   'lws-stage2': lwsScheme(2),
+  'lws-unified': lwsScheme('unified'),
   arena: {
     name: 'arena',
     description:
-      'ARENA: format (1/0) + accuracy (normalised EM) + relevance_weight · relevance (cited refs vs gold: 1 / 0.5 / 0) + bonus (10 when all three are 1); relevance_weight=0 drops the relevance reward, from the sum and from the bonus condition (the bonus then needs format and accuracy only); compat=authors: ARENA src/rewards.py exactly',
+      'ARENA: format (1/0) + accuracy (normalised EM) + relevance_weight · relevance (cited refs vs gold: 1 / 0.5 / 0) + bonus (10 when all three are 1); relevance_weight=0 drops the relevance reward, from the sum and from the bonus condition (the bonus then needs format and accuracy only); accuracy=f1|judge scores accuracy by F1 or an LLM judge (ARENA §5.3), bonus=0 drops the bonus; compat=authors: ARENA src/rewards.py exactly',
     components: ['format', 'accuracy', 'relevance', 'bonus'],
-    defaults: { bonus: 10, underscore: true, compat: 'paper', relevance_weight: 1 },
+    defaults: { bonus: 10, underscore: true, compat: 'paper', relevance_weight: 1, accuracy: 'em' },
     protocol: 'arena',
     formatComponent: 'format',
-    compute(ctx, o) {
+    async compute(ctx, o) {
       const w = num(o, 'relevance_weight');
       if (!Number.isFinite(w) || w < 0) throw new InputError(`arena: relevance_weight must be a number ≥ 0, got "${o['relevance_weight']}"`, 'e.g. --option relevance_weight=0 (no relevance reward)');
+      const rule = String(o['accuracy']);
+      if (!['em', 'f1', 'judge'].includes(rule)) throw new InputError(`arena: accuracy must be em, f1 or judge, got "${rule}"`, 'e.g. --option accuracy=f1');
       if (authorsMode('arena', o)) {
         if (w !== 1) throw new InputError(`arena: relevance_weight=${w} has no counterpart in the authors' reward`, 'use it with compat=paper (the default), or drop it');
+        if (rule !== 'em') throw new InputError(`arena: accuracy=${rule} has no counterpart in the authors' reward`, 'use it with compat=paper (the default), or drop it');
         const ep = episodeOf(ctx);
         const r = arenaAuthorsRewards(ep.response, ep.golden_answers, ep.gold_reference_ids ?? [], num(o, 'bonus'));
         return { total: r.format + r.accuracy + r.relevance + r.bonus, components: { ...r } };
       }
-      const r = arenaRewards(ctx.trajectory, arenaGold(ctx), { bonus: num(o, 'bonus'), underscoreToSpace: bool(o, 'underscore'), bonusNeedsRelevance: w > 0 });
+      const accuracy = rule === 'f1' ? metricOf(ctx.trajectory, 'f1') : rule === 'judge' ? ((await isCorrect(ctx, 'judge')) ? 1 : 0) : undefined;
+      const r = arenaRewards(ctx.trajectory, arenaGold(ctx), { bonus: num(o, 'bonus'), underscoreToSpace: bool(o, 'underscore'), bonusNeedsRelevance: w > 0, ...(accuracy !== undefined ? { accuracy } : {}) });
       // The relevance component is reported as measured, whatever its weight in the total.
       return { total: r.format + r.accuracy + w * r.relevance + r.bonus, components: { ...r } };
     },
@@ -255,6 +264,11 @@ export interface ComposedScheme {
    * term, else `scheme.component`.
    */
   compute(ctx: RewardContext): Promise<RewardResult>;
+}
+
+/** Whether computing `scheme` asks an LLM judge: the `judge` scheme, or a term whose `correct` (LWS, correct) or `accuracy` (ARENA) option is `judge`. */
+export function usesJudge(scheme: ComposedScheme): boolean {
+  return scheme.terms.some((t) => t.scheme.name === 'judge' || t.options['correct'] === 'judge' || t.options['accuracy'] === 'judge');
 }
 
 function parseValue(v: string): OptionValue {

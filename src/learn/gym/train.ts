@@ -23,6 +23,7 @@ import { contextFor } from '../../rewards/apply.js';
 import { type ProragForm, proragStepRewards } from '../../rewards/prorag.js';
 import { dualGranularityAdvantages, grpoAdvantages, mean } from '../../rewards/rl.js';
 import { composeScheme, type ComposedScheme } from '../../rewards/schemes.js';
+import type { Judge } from '../../rewards/judge.js';
 import { createEmbedder, type Embedder } from '../../retrieval/embedders/embedder.js';
 import { choiceWith, type StateAction, type StatePair } from './data.js';
 import { clippedPolicyLoss, type ClipOptions, controlSftLoss, type Demonstration, logProb, type RatioStats, type SampledStep, type StepPair, stepDpoLoss } from './objective.js';
@@ -232,6 +233,8 @@ export interface RlContext {
   prm?: PRM;
   /** Embedder of reward schemes that embed (LWS's query similarity); default the lexical hash:512. */
   embedder?: Embedder;
+  /** The LLM judge of `judge` and `correct=judge` rewards (LWS trains with one). */
+  judge?: Judge;
   /** Called with each batch's log entry as it is made (loss, mean reward and EM, groups kept and dropped, ratio statistics). */
   onLog?: (e: LogEntry) => void;
 }
@@ -311,7 +314,7 @@ export async function trainRl(policy: GymPolicy, ctx: RlContext, config: Partial
         const episodes: Episode[] = [];
         for (let g = 0; g < cfg.groupSize; g++) episodes.push(await sampleEpisode(ctx.env, policy, q, cfg.temperature, `${cfg.seed}/${batchNo}/${g}`));
         const rewards: number[] = [];
-        for (const ep of episodes) rewards.push((await scheme(rewardExpr).compute({ ...contextFor(ep.trajectory, {}), embedder })).total);
+        for (const ep of episodes) rewards.push((await scheme(rewardExpr).compute({ ...contextFor(ep.trajectory, {}), embedder, judge: ctx.judge })).total);
         sampledRewards.push(...rewards);
         sampledEm.push(...episodes.map((e) => e.trajectory.metrics?.em ?? 0));
         decisions += episodes.reduce((n, e) => n + e.decisions.length, 0);
