@@ -1,6 +1,6 @@
 """GRPO in each agent protocol's own text (rollout.py) against ragtrail's real serve-env.
 
-For every protocol a short TRL run with the tiny model: the server parses each turn of the model's
+For every built-in protocol a short TRL run with the tiny model: the server parses each turn of the model's
 text with the protocol's parser, and the reward components it gives each episode equal those that
 `ragtrail reward --texts` computes from the same text (rollouts.jsonl, written by the run)."""
 
@@ -21,6 +21,10 @@ PROTOCOLS = {
     "reasonrag": "f1",
     "research": "em",
     "direct": "f1",
+    "cot": "f1",
+    "rag": "f1",
+    "react": "f1",
+    "search-o1": "f1",
 }
 GRPO = {"num_generations": 2, "per_device_train_batch_size": 2, "learning_rate": 1e-3, "seed": 0, "max_steps": 1,
         "max_completion_length": 160, "max_tool_calling_iterations": 3, "temperature": 1.0}  # fmt: skip

@@ -63,10 +63,13 @@ export function registerPrm(program: Command): void {
     .option('--json', 'print one JSON object {n, accuracy, by_type}', false)
     .action(async (opts: { model?: string; prm?: string; pairs: string; json: boolean }) => {
       if ((opts.model === undefined) === (opts.prm === undefined)) throw new InputError('prm eval needs --model FILE or --prm SPEC (one of them)', 'e.g. --model prm.json, or --prm remote:vllm-pooling:http://127.0.0.1:8090/pooling');
+      // The PRM first: a damaged model file is the error to report, whatever the pairs.
+      const trained = opts.model !== undefined ? await TrainedPRM.load(opts.model) : undefined;
+      const other = trained ? undefined : await createPrm(opts.prm!);
       const errors: ErrorRecord[] = [];
       const pairs = await readPrmPairs(opts.pairs, errors);
       reportErrorRecords(errors);
-      const e = opts.model !== undefined ? await (await TrainedPRM.load(opts.model)).evaluate(pairs) : await evaluatePrm(await createPrm(opts.prm!), pairs);
+      const e = trained ? await trained.evaluate(pairs) : await evaluatePrm(other!, pairs);
       opts.model ??= opts.prm!;
       const failed = recordFailures(errors.length, errors.length + pairs.length, 'the error records above (stderr)');
       if (opts.json) {

@@ -11,7 +11,7 @@ import type { Judge } from '../../src/rewards/judge.js';
 async function score(scheme: string, agent: string, ep: Partial<EpisodeText> & { response: string }, options: string[] = [], judge?: Judge) {
   const episode: EpisodeText = { id: 'q', question: 'Which city is the capital?', golden_answers: ['Paris'], ...ep };
   const r = await composeScheme(scheme, options).compute({ trajectory: episodeTrajectory(episode, agent), episode, ...(judge ? { judge } : {}) });
-  return { total: r.total, ...r.components } as Record<string, number>;
+  return { total: r.total, ...r.components } as Record<'total' | 'format' | 'search' | 'answer' | 'accuracy' | 'relevance' | 'bonus', number>;
 }
 
 // One search, then the right answer: format 1, search 1 (a short keyword query), RC 1.
