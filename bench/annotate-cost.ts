@@ -19,7 +19,7 @@
  */
 import type { Message } from '../src/core/trajectory.js';
 import type { Move, State } from '../src/env/env.js';
-import type { Policy, ProposeOptions } from '../src/agents/policy.js';
+import { type Policy, PolicyWrapper, type ProposeOptions } from '../src/agents/policy.js';
 
 /** The word-piece tokenizer proxy of this model (see the header). */
 export function wordPieces(text: string): string[] {
@@ -66,22 +66,15 @@ interface Recorded {
  * same protocol would send (its rendered prompt, `n`, and the text of each sample). The inner promise is
  * returned as is — no extra await — so that the search runs exactly as it does unwrapped.
  */
-export class RequestRecorder implements Policy {
+export class RequestRecorder extends PolicyWrapper {
   readonly recorded: Recorded[] = [];
   constructor(
-    private readonly inner: Policy,
+    inner: Policy,
     private readonly questionIndex: ReadonlyMap<string, number>,
-  ) {}
-  get name() {
-    return this.inner.name;
+  ) {
+    super(inner);
   }
-  get kind() {
-    return this.inner.kind;
-  }
-  get protocol() {
-    return this.inner.protocol;
-  }
-  propose(state: State, opts?: ProposeOptions): Promise<Move[]> {
+  override propose(state: State, opts?: ProposeOptions): Promise<Move[]> {
     const p = this.inner.protocol;
     const moves = this.inner.propose(state, opts);
     // An LLM policy makes no request for the protocol's fixed step (policy.ts).

@@ -7,7 +7,7 @@
 export { AGENT_NAMES, type AgentName, type Protocol, type ProtocolDefaults, type RenderOptions, type TemplateField, type TemplateFill, type TemplateHooks, type TemplateKind, firstTag, formatDocs, invalid, tagContent } from './protocol.js';
 export { checkPromptTemplate, fillTemplate, loadPromptTemplate, parsePromptTemplate, placeholders, type PromptTemplate, templateFields, type TemplateSection, usePromptTemplate, withPromptTemplate } from './prompt-template.js';
 export { getProtocol, PROTOCOLS, protocolNames, protocols, registerProtocol } from './registry.js';
-export { LlmPolicy, type LlmPolicyOptions, type Policy, type PolicyKind, type ProposeOptions } from './policy.js';
+export { LlmPolicy, type LlmPolicyOptions, type Policy, type PolicyKind, PolicyWrapper, type ProposeOptions } from './policy.js';
 export { createPolicy, POLICY_SPEC_HELP, policies, type PolicyFactory, type PolicyOptions, registerPolicy } from './policies.js';
 export { OraclePolicy } from './oracle.js';
 export { SimPolicy } from './sim.js';

@@ -39,6 +39,26 @@ export interface Policy {
   propose(state: State, opts?: ProposeOptions): Promise<Move[]>;
 }
 
+/**
+ * A policy around another one (counting, recording, re-ranking): its name, kind and protocol are the
+ * inner policy's and `propose` passes through, unless a subclass overrides them.
+ */
+export abstract class PolicyWrapper implements Policy {
+  constructor(readonly inner: Policy) {}
+  get name(): string {
+    return this.inner.name;
+  }
+  get kind(): PolicyKind {
+    return this.inner.kind;
+  }
+  get protocol(): Protocol {
+    return this.inner.protocol;
+  }
+  propose(state: State, opts?: ProposeOptions): Promise<Move[]> {
+    return this.inner.propose(state, opts);
+  }
+}
+
 /** Sampling settings of an {@link LlmPolicy}; per-call options of `propose` take precedence. */
 export interface LlmPolicyOptions {
   /** Default sampling temperature (default 0). */

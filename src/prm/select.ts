@@ -10,7 +10,7 @@
  */
 import { InputError } from '../core/errors.js';
 import { type RegisterOptions, Registry, splitSpec } from '../core/registry.js';
-import type { Policy, ProposeOptions } from '../agents/policy.js';
+import { type Policy, PolicyWrapper, type ProposeOptions } from '../agents/policy.js';
 import type { Move, State } from '../env/env.js';
 import { createLLM, type LLMOptions } from '../llm/create.js';
 import { isFormatFailure } from '../core/trajectory.js';
@@ -39,33 +39,28 @@ export type PrmCandidates = (typeof PRM_CANDIDATES)[number];
  * inner policy at `temperature` (default 1.0), score them with the PRM, take the argmax. `calls`
  * counts PRM calls.
  */
-export class PrmGuidedPolicy implements Policy {
-  readonly name: string;
+export class PrmGuidedPolicy extends PolicyWrapper {
   calls = 0;
 
   constructor(
-    readonly inner: Policy,
+    inner: Policy,
     readonly prm: PRM,
     readonly n = 10,
     readonly temperature = 1.0,
     readonly candidates: PrmCandidates = 'well-formed',
   ) {
-    this.name = `${inner.name} + best-of-${n} by ${prm.name}`;
+    super(inner);
   }
 
-  get kind() {
-    return this.inner.kind;
-  }
-
-  get protocol() {
-    return this.inner.protocol;
+  override get name(): string {
+    return `${this.inner.name} + best-of-${this.n} by ${this.prm.name}`;
   }
 
   /**
    * The single best move, with its `selection` (candidates scored and the winning score). Duplicate
    * candidates are scored once; with one candidate left the PRM is not called. Only `opts.seed` is used.
    */
-  async propose(state: State, opts: ProposeOptions = {}): Promise<Move[]> {
+  override async propose(state: State, opts: ProposeOptions = {}): Promise<Move[]> {
     const sampled = await this.inner.propose(state, { n: this.n, temperature: this.temperature, seed: opts.seed });
     // Identical candidates are scored once.
     const distinct: Move[] = [];

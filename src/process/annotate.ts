@@ -19,7 +19,7 @@ import { Progress } from '../core/progress.js';
 import type { Question } from '../core/types.js';
 import type { Action } from '../core/trajectory.js';
 import { OraclePolicy } from '../agents/oracle.js';
-import type { Policy, ProposeOptions } from '../agents/policy.js';
+import { type Policy, PolicyWrapper, type ProposeOptions } from '../agents/policy.js';
 import type { Move, RagEnv, State } from '../env/env.js';
 import type { UsageTotals } from '../llm/middleware.js';
 import { preferenceExample, prmPair, sftExamples, stepwiseExamples } from './export.js';
@@ -74,19 +74,9 @@ export interface AnnotateOptions {
 }
 
 /** Counts calls and nodes for the progress line without touching the policy. */
-class CountingPolicy implements Policy {
+class CountingPolicy extends PolicyWrapper {
   calls = 0;
-  get name() {
-    return this.inner.name;
-  }
-  get kind() {
-    return this.inner.kind;
-  }
-  get protocol() {
-    return this.inner.protocol;
-  }
-  constructor(private readonly inner: Policy) {}
-  propose(state: State, opts?: ProposeOptions): Promise<Move[]> {
+  override propose(state: State, opts?: ProposeOptions): Promise<Move[]> {
     this.calls++;
     return this.inner.propose(state, opts);
   }
