@@ -6,26 +6,31 @@
  * per-round ratios to the anchor (range in brackets), since the machine is shared and noisy.
  *
  * Each server is the real CLI in a child process, all of them started once and left idle while
- * another is timed. This process only generates load, as lightly as it can: one process, node:http
- * with keep-alive (a fresh agent per timing, so its connections spread over the server's processes
- * anew), request bodies encoded before the clock starts, replies checked by status and a substring,
- * never parsed. Its own CPU time is printed as a share of the run, since it shares the cores.
+ * another is timed. This process only generates load, as lightly as it can: one process, one raw
+ * keep-alive socket per client (opened afresh before each timing, so its connections spread over the
+ * server's processes anew), requests encoded to bytes before the clock starts, replies checked by
+ * status and a substring, never parsed. Its own CPU time is printed as a share of the run, since it shares the cores.
  * - retriever: each request is Search-R1's `/retrieve` with --batch queries (topk --topk);
  * - env: each request is verl-tool's `/get_observation` with --batch new trajectories, each searching
  *   once (Search-R1 text), and the previous request's trajectories finished in the same call, so with
  *   several processes each call's episodes are routed to the processes that hold them.
+ * - batch: `ragtrail search --queries Q --out H` over --batch-queries queries (the 2,000 queries
+ *   repeated), searching on the main thread (`--workers 0`, the anchor) against one search thread per
+ *   core (`--workers <cores>`); wall time of the whole command, start-up and index opening included,
+ *   and the two outputs checked equal every round.
  * queries/s counts queries (retriever) or trajectory steps (env); p50/p99 are per request.
  *
- * Options: --n 50000 (synthetic passages; the issue's sizes: 200000, 1000000) --requests 300 (per
- *          timing) --batch 8 --topk 5 --levels 1,8,64 --rounds 3 --parts retriever,env
+ * Options: --n 50000 (synthetic passages; the issue's sizes: 200000, 1000000) --requests 3000 (per
+ *          timing) --batch 8 --topk 5 --levels 1,8,64 --rounds 3 --parts retriever,env,batch
+ *          --batch-queries 40000
  *          --configs 1x0,Nx0,NxW: processes × search threads per process, the first the anchor
  *          (default 1x0, then <cores>x0, then <cores>x<cores>, then 1x<cores> — the one-process
  *          server with search threads that was the default before --processes)
  * Figures depend on the machine and its load; the ratios within one run are what count.
  */
-import type { ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { connect, type Socket } from 'node:net';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -38,13 +43,14 @@ const CORES = availableParallelism();
 const { values: args } = parseArgs({
   options: {
     n: { type: 'string', default: '50000' },
-    requests: { type: 'string', default: '300' },
+    requests: { type: 'string', default: '3000' },
     batch: { type: 'string', default: '8' },
     topk: { type: 'string', default: '5' },
     levels: { type: 'string', default: '1,8,64' },
     rounds: { type: 'string', default: '3' },
     configs: { type: 'string', default: `1x0,${CORES}x0,${CORES}x${CORES},1x${CORES}` },
-    parts: { type: 'string', default: 'retriever,env' },
+    parts: { type: 'string', default: 'retriever,env,batch' },
+    'batch-queries': { type: 'string', default: '40000' },
   },
 });
 const N = Number(args.n);
@@ -90,35 +96,83 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.le
 let loadCpuMs = 0;
 let loadWallMs = 0;
 
-/** POSTs `body` on a kept-alive connection; resolves once the reply is read, checking status and `expect`. */
-function post(agent: Agent, url: URL, body: Buffer, expect: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': body.length } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('latin1');
-        if (res.statusCode !== 200 || !text.includes(expect)) reject(new Error(`${url}: HTTP ${res.statusCode} ${text.slice(0, 300)}`));
-        else resolve();
-      });
+/**
+ * One kept-alive connection speaking just enough HTTP/1.1 to POST and read a reply framed by
+ * Content-Length (what both servers send): the request bytes are built before the clock starts and
+ * the reply is checked by status and a substring, never parsed. node:http's client cost ~0.1 ms of
+ * this process's CPU per request, which on two cores was taken from the servers it timed.
+ */
+class Connection {
+  private readonly socket: Socket;
+  private buf: Buffer = Buffer.alloc(0);
+  private waiting?: { resolve: () => void; reject: (e: Error) => void; expect: string };
+  private constructor(socket: Socket) {
+    this.socket = socket;
+    socket.setNoDelay(true);
+    socket.on('data', (c: Buffer) => this.onData(c));
+    socket.on('error', (e) => this.fail(e));
+    socket.on('close', () => this.fail(new Error('connection closed by the server')));
+  }
+  static open(url: URL): Promise<Connection> {
+    return new Promise((resolve, reject) => {
+      const s = connect(Number(url.port), url.hostname, () => resolve(new Connection(s)));
+      s.once('error', reject);
     });
-    req.on('error', reject);
-    req.end(body);
-  });
+  }
+  post(bytes: Buffer, expect: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.waiting = { resolve, reject, expect };
+      this.socket.write(bytes);
+    });
+  }
+  close(): void {
+    this.socket.removeAllListeners('close');
+    this.socket.destroy();
+  }
+  private fail(e: Error): void {
+    const w = this.waiting;
+    this.waiting = undefined;
+    w?.reject(e);
+  }
+  private onData(chunk: Buffer): void {
+    this.buf = this.buf.length ? Buffer.concat([this.buf, chunk]) : chunk;
+    const head = this.buf.indexOf('\r\n\r\n');
+    if (head < 0) return;
+    const header = this.buf.toString('latin1', 0, head);
+    const m = /content-length:\s*(\d+)/i.exec(header);
+    if (!m) return this.fail(new Error(`reply without content-length: ${header.slice(0, 200)}`));
+    const total = head + 4 + Number(m[1]);
+    if (this.buf.length < total) return;
+    const body = this.buf.toString('latin1', head + 4, total);
+    this.buf = this.buf.subarray(total);
+    const w = this.waiting;
+    this.waiting = undefined;
+    if (!w) return;
+    if (!header.startsWith('HTTP/1.1 200') || !body.includes(w.expect)) w.reject(new Error(`${header.split('\r\n')[0]} ${body.slice(0, 300)}`));
+    else w.resolve();
+  }
 }
 
-/** `clients` loops share the requests in `bodies`; each request does `units` units of work. */
+/** The bytes of one POST of a JSON body to `url`, built before the clock starts. */
+const postBytes = (url: URL, body: Buffer): Buffer =>
+  Buffer.concat([Buffer.from(`POST ${url.pathname} HTTP/1.1\r\nhost: ${url.host}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\nconnection: keep-alive\r\n\r\n`, 'latin1'), body]);
+
+/**
+ * `clients` loops, one connection each (opened before the clock starts, so the server spreads them
+ * over its processes anew every timing), share the requests in `bodies`.
+ */
 async function load(url: URL, clients: number, bodies: Buffer[], expect: string): Promise<Result> {
-  const agent = new Agent({ keepAlive: true, maxSockets: clients });
+  const requests = bodies.map((b) => postBytes(url, b));
+  const conns = await Promise.all(Array.from({ length: clients }, () => Connection.open(url)));
   let next = 0;
   const lat: number[] = [];
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   await Promise.all(
-    Array.from({ length: clients }, async () => {
-      for (let i = next++; i < bodies.length; i = next++) {
+    conns.map(async (conn) => {
+      for (let i = next++; i < requests.length; i = next++) {
         const s = performance.now();
-        await post(agent, url, bodies[i]!, expect);
+        await conn.post(requests[i]!, expect);
         lat.push(performance.now() - s);
       }
     }),
@@ -127,7 +181,7 @@ async function load(url: URL, clients: number, bodies: Buffer[], expect: string)
   const cpu = process.cpuUsage(cpu0);
   loadCpuMs += (cpu.user + cpu.system) / 1000;
   loadWallMs += wall;
-  agent.destroy();
+  for (const c of conns) c.close();
   lat.sort((a, b) => a - b);
   return { qps: (bodies.length * BATCH) / (wall / 1000), p50: pct(lat, 50), p99: pct(lat, 99) };
 }
@@ -156,6 +210,10 @@ console.log(
   `bench:serve — ${N} passages, ${REQUESTS} requests of ${BATCH} per timing, topk ${TOPK}, ${ROUNDS} paired rounds; configurations processes×threads: ${CONFIGS.map((c) => c.label).join(', ')} (anchor ${CONFIGS[0]!.label}); ${CORES} cores; load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`,
 );
 for (const part of parts) {
+  if (part === 'batch') {
+    await batchSearch();
+    continue;
+  }
   const cmd = part === 'retriever' ? ['serve-retriever', '--index', index, '--topk', String(TOPK)] : ['serve-env', '--index', index, '--dataset', join(work, 'questions.jsonl'), '--top-k', String(TOPK)];
   const route = part === 'retriever' ? '/retrieve' : '/get_observation';
   const expect = part === 'retriever' ? '"result"' : '<information>';
@@ -188,4 +246,42 @@ for (const part of parts) {
   }
   console.log(formatTable(['server', 'clients', 'processes×threads', 'q/s (median)', 'p50 ms', 'p99 ms', 'q/s ÷ anchor, median (range)'], rows));
   console.log(`load generator: ${((100 * loadCpuMs) / loadWallMs).toFixed(0)}% of one core while timing (${((100 * loadCpuMs) / loadWallMs / CORES).toFixed(0)}% of the machine); load average now ${loadavg().map((x) => x.toFixed(2)).join(' ')}\n`);
+}
+
+/** `search --queries` on the main thread against one search thread per core: whole-command wall time, paired rounds. */
+async function batchSearch(): Promise<void> {
+  const total = Number(args['batch-queries']);
+  const file = join(work, `batch-${total}.jsonl`);
+  if (!existsSync(file)) writeFileSync(file, Array.from({ length: total }, (_, i) => JSON.stringify({ id: `q${i}`, query: queries[i % queries.length] })).join('\n') + '\n');
+  const cli = ['--import', import.meta.resolve('tsx'), join(import.meta.dirname, '..', 'src', 'cli', 'main.ts')];
+  const timeOne = (workers: number): Promise<{ seconds: number; out: string }> =>
+    new Promise((resolve, reject) => {
+      const out = join(work, `batch-hits-${workers}.jsonl`);
+      const t0 = performance.now();
+      const child = spawn(process.execPath, [...cli, 'search', '--index', index, '--queries', file, '--out', out, '--k', String(TOPK), '--workers', String(workers)], { stdio: ['ignore', 'ignore', 'pipe'] });
+      let err = '';
+      child.stderr!.on('data', (d) => (err += d));
+      child.on('exit', (code) => (code === 0 ? resolve({ seconds: (performance.now() - t0) / 1000, out: readFileSync(out, 'utf8') }) : reject(new Error(`search exited with ${code}: ${err}`))));
+    });
+  const configs = [0, CORES];
+  const times: number[][] = configs.map(() => []);
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = round % 2 === 0 ? [0, 1] : [1, 0];
+    const outs: string[] = [];
+    for (const i of order) {
+      const r = await timeOne(configs[i]!);
+      times[i]!.push(r.seconds);
+      outs[i] = r.out;
+    }
+    if (outs[0] !== outs[1]) throw new Error('search --queries: the hits on search threads differ from the main thread\'s');
+  }
+  const rows = configs.map((w, i) => [
+    `search --queries (${total} queries)`,
+    `--workers ${w}`,
+    (total / median(times[i]!)).toFixed(0),
+    median(times[i]!).toFixed(2),
+    i === 0 ? '1 (anchor)' : fmtRange(times[0]!.map((t, k) => t / times[i]![k]!)),
+  ]);
+  console.log(formatTable(['batch', 'threads', 'q/s (median, whole command)', 'seconds', 'speed-up, median (range)'], rows));
+  console.log(`hits equal in every round; load average now ${loadavg().map((x) => x.toFixed(2)).join(' ')}\n`);
 }
