@@ -117,6 +117,22 @@ export class LlmEngine {
     return id === 'base' ? { llm: spec, ...budget } : { llm: spec, resumeKey: this.checkpoint(ctx, id)!.dir, ...budget };
   }
 
+  /** A served model: the base one (shared, metered) or another checkpoint's, cached under OUT/.cache. */
+  private async servedLlm(spec: string): Promise<MeteredLLM> {
+    return spec === this.o.llm ? this.baseLlm() : createLLM(spec, { cacheDir: join(this.o.out, '.cache') });
+  }
+
+  /** The recipe's `trl.stages.<id>` block (the paper's settings), looked up as an own key only (an id such as "constructor" names no stage). */
+  private paperBlock(ctx: Seed, id: string): Record<string, unknown> | undefined {
+    const blocks = ctx.recipe.trl?.stages;
+    return blocks && Object.hasOwn(blocks, id) ? blocks[id] : undefined;
+  }
+
+  /** Runs made here are smoke-sized (the tiny model on a CPU); the paper's settings stay as written for GPU runs. */
+  private smokeSettings(here: boolean): Record<string, unknown> {
+    return here ? { max_steps: this.o.maxSteps ?? 8, per_device_train_batch_size: 4, logging_steps: 1, bf16: false, warmup_steps: 0 } : {};
+  }
+
   /** The protocol's policy on a served model, with --max-tokens when given. */
   private llmPolicy(ctx: Seed, llm: MeteredLLM): LlmPolicy {
     return new LlmPolicy(ctx.protocol, llm, this.o.maxTokens !== undefined ? { maxTokens: this.o.maxTokens } : {});
@@ -130,7 +146,7 @@ export class LlmEngine {
         if (!this.checkpoint(ctx, stage.policy)) return { skipped: `${stage.policy} was skipped` };
         const spec = await this.policySpec(ctx, stage.policy);
         if (!spec) return { skipped: `the policy ${stage.policy} is a TRL config not trained here: run its command, serve the weights, and pass them with --llm` };
-        const policy = this.llmPolicy(ctx, spec === this.o.llm ? await this.baseLlm() : await createLLM(spec, { cacheDir: join(this.o.out, '.cache') }));
+        const policy = this.llmPolicy(ctx, await this.servedLlm(spec));
         return annotateStage(ctx, stage, dir, policy);
       }
       case 'prm': {
@@ -140,8 +156,7 @@ export class LlmEngine {
         const questions = new Set((await readJsonlValues<{ id: string }>(pairs)).map((p) => p.id.split(':')[0]));
         if (questions.size < 2) return { skipped: `${stage.data} mined pairs on ${questions.size} question(s): too few to train a PRM and hold some out` };
         // With the recipe's trl.stages.<id> block the PRM is an LLM trained through TRL (the papers'); else the lexical head.
-        const blocks = ctx.recipe.trl?.stages;
-        const paper = blocks && Object.hasOwn(blocks, stage.id) ? blocks[stage.id] : undefined;
+        const paper = this.paperBlock(ctx, stage.id);
         return paper ? this.llmPrm(ctx, stage, dir, pairs, paper) : prmStage(ctx, stage, dir);
       }
       case 'train':
@@ -159,7 +174,7 @@ export class LlmEngine {
   private async llmPrm(ctx: Seed, stage: Extract<Stage, { kind: 'prm' }>, dir: string, pairsPath: string, paper: Record<string, unknown>): Promise<Record<string, unknown>> {
     const { data, pairs, heldOut } = await writeTrlPrmData(pairsPath, dir, ctx.seed);
     const base = this.checkpoint(ctx, 'base')!;
-    const small = base.ran ? { max_steps: this.o.maxSteps ?? 8, per_device_train_batch_size: 4, logging_steps: 1, bf16: false, warmup_steps: 0 } : {};
+    const small = this.smokeSettings(base.ran);
     const out = join(dir, 'model');
     mkdirSync(out, { recursive: true });
     const path = join(dir, 'trl-config.json');
@@ -194,15 +209,12 @@ export class LlmEngine {
     const from = this.checkpoint(ctx, stage.from);
     if (!from) return { skipped: `${stage.from} was skipped` };
     if (stage.prm && !this.prmReady(ctx, stage.prm)) return { skipped: `the PRM ${stage.prm} was skipped or not trained here` };
-    // A stage id is the recipe's text: look it up as an own key only (an id such as "constructor" names no stage).
-    const stages = ctx.recipe.trl?.stages;
-    const paper = (stages && Object.hasOwn(stages, stage.id) ? stages[stage.id] : undefined) ?? {};
+    const paper = this.paperBlock(ctx, stage.id) ?? {};
     // Every gym setting of the stage reaches TRL or is refused here (learn/trl-settings.ts); the trl block wins ties.
     const mapped = trlStageSettings(stage, paper);
     for (const note of mapped.notes) this.o.log(`  ${note}`);
     const here = from.ran;
-    // Runs made here are smoke-sized (the tiny model on a CPU); the paper's settings stay as written for GPU runs.
-    const small = here ? { max_steps: this.o.maxSteps ?? 8, per_device_train_batch_size: 4, logging_steps: 1, bf16: false, warmup_steps: 0 } : {};
+    const small = this.smokeSettings(here);
     let noSignal = false;
     const write = async (name: string, config: Omit<TrlConfig, 'output_dir' | 'lora'>) => {
       const out = join(dir, name);
@@ -235,7 +247,7 @@ export class LlmEngine {
         if (!stage.prm) throw new RagtrailError(`stage ${stage.id}: rft needs prm: (the PRM stage whose scores filter the steps)`);
         const spec = await this.policySpec(ctx, stage.from);
         if (!spec) return { skipped: `rft samples from ${stage.from}'s served weights: that stage wrote a TRL config but did not train here` };
-        const llm = spec === this.o.llm ? await this.baseLlm() : await createLLM(spec, { cacheDir: join(this.o.out, '.cache') });
+        const llm = await this.servedLlm(spec);
         const prm = await createPrm((await this.prmSpecOf(ctx, stage.prm))!);
         const selected = await rftRows(ctx.env, this.llmPolicy(ctx, llm), stageQuestions(ctx, stage.questions), prm, { ...mapped.rft, seed: ctx.seed });
         await writeJsonl(join(dir, 'rft-verdicts.jsonl'), selected.verdicts);
