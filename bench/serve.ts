@@ -28,7 +28,7 @@
  *          server with search threads that was the default before --processes)
  * Figures depend on the machine and its load; the ratios within one run are what count.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
@@ -36,7 +36,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { formatTable } from '../src/cli/table.js';
 import { buildIndex } from '../src/retrieval/index-dir.js';
-import { startServerCli } from '../test/helpers.js';
+import { cliRunner, startServerCli } from '../test/helpers.js';
 import { writeSyntheticCorpus } from './synthetic-text.js';
 
 const CORES = availableParallelism();
@@ -253,16 +253,14 @@ async function batchSearch(): Promise<void> {
   const total = Number(args['batch-queries']);
   const file = join(work, `batch-${total}.jsonl`);
   if (!existsSync(file)) writeFileSync(file, Array.from({ length: total }, (_, i) => JSON.stringify({ id: `q${i}`, query: queries[i % queries.length] })).join('\n') + '\n');
-  const cli = ['--import', import.meta.resolve('tsx'), join(import.meta.dirname, '..', 'src', 'cli', 'main.ts')];
-  const timeOne = (workers: number): Promise<{ seconds: number; out: string }> =>
-    new Promise((resolve, reject) => {
-      const out = join(work, `batch-hits-${workers}.jsonl`);
-      const t0 = performance.now();
-      const child = spawn(process.execPath, [...cli, 'search', '--index', index, '--queries', file, '--out', out, '--k', String(TOPK), '--workers', String(workers)], { stdio: ['ignore', 'ignore', 'pipe'] });
-      let err = '';
-      child.stderr!.on('data', (d) => (err += d));
-      child.on('exit', (code) => (code === 0 ? resolve({ seconds: (performance.now() - t0) / 1000, out: readFileSync(out, 'utf8') }) : reject(new Error(`search exited with ${code}: ${err}`))));
-    });
+  const { runAsync } = cliRunner(work);
+  const timeOne = async (workers: number): Promise<{ seconds: number; out: string }> => {
+    const out = join(work, `batch-hits-${workers}.jsonl`);
+    const t0 = performance.now();
+    const r = await runAsync('search', '--index', index, '--queries', file, '--out', out, '--k', String(TOPK), '--workers', String(workers));
+    if (r.status !== 0) throw new Error(`search exited with ${r.status}: ${r.stderr}`);
+    return { seconds: (performance.now() - t0) / 1000, out: readFileSync(out, 'utf8') };
+  };
   const configs = [0, CORES];
   const times: number[][] = configs.map(() => []);
   for (let round = 0; round < ROUNDS; round++) {
