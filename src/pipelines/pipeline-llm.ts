@@ -175,16 +175,28 @@ export class LlmEngine {
     const { data, pairs, heldOut } = await writeTrlPrmData(pairsPath, dir, ctx.seed);
     const base = this.checkpoint(ctx, 'base')!;
     const small = this.smokeSettings(base.ran);
-    const out = join(dir, 'model');
-    mkdirSync(out, { recursive: true });
-    const path = join(dir, 'trl-config.json');
-    writeTrlConfig({ algo: 'prm', model: base.dir, data, lora: ctx.recipe.trl?.lora ?? null, trainer: { ...paper, ...small }, output_dir: out }, path);
-    this.o.log(`  ${trlCommand(base.ran ? this.pythonPath() : join(defaultVenv(), 'bin', 'python'), path).line}`);
+    await this.writeTrl(stage.id, dir, 'model', { algo: 'prm', model: base.dir, data, lora: ctx.recipe.trl?.lora ?? null, trainer: { ...paper, ...small } }, base.ran);
     if (!base.ran) return { configs: dir, pairs, heldOut: heldOut.length, note: 'TRL PRM config written; run the printed command on a GPU machine' };
-    const code = await runTrl(this.pythonPath(), path);
-    if (code !== 0) throw new RagtrailError(`TRL prm for stage ${stage.id} failed (exit ${code}); its config is ${path}`);
     const held = await evaluatePrm(await createPrm((await this.prmSpecOf(ctx, stage.id))!), heldOut);
-    return { trained: out, pairs, heldOut: heldOut.length, heldOutAccuracy: heldOut.length ? held.accuracy : null };
+    return { trained: join(dir, 'model'), pairs, heldOut: heldOut.length, heldOutAccuracy: heldOut.length ? held.accuracy : null };
+  }
+
+  /**
+   * Writes a TRL config (DIR/trl-config.json for NAME "model", else DIR/trl-config-NAME.json; weights to
+   * DIR/NAME) and logs its command; runs it when the checkpoint is here. Resolves with the exit code: 0,
+   * or 3 when DAPO's dynamic sampling found no group whose rewards differ (python/ragtrail_trl/train.py);
+   * undefined when only written. Any other code is an error.
+   */
+  private async writeTrl(stageId: string, dir: string, name: string, config: Omit<TrlConfig, 'output_dir'>, here: boolean): Promise<number | undefined> {
+    const out = join(dir, name);
+    mkdirSync(out, { recursive: true });
+    const path = join(dir, name === 'model' ? 'trl-config.json' : `trl-config-${name}.json`);
+    writeTrlConfig({ ...config, output_dir: out }, path);
+    this.o.log(`  ${trlCommand(here ? this.pythonPath() : join(defaultVenv(), 'bin', 'python'), path).line}`);
+    if (!here) return undefined;
+    const code = await runTrl(this.pythonPath(), path);
+    if (code !== 0 && code !== 3) throw new RagtrailError(`TRL ${config.algo} for stage ${stageId} failed (exit ${code}); its config is ${path}`);
+    return code;
   }
 
   /** Whether a PRM stage left a PRM to use: the gold diagnostic, a trained file, or a TRL model trained here. */
@@ -217,18 +229,8 @@ export class LlmEngine {
     const small = this.smokeSettings(here);
     let noSignal = false;
     const write = async (name: string, config: Omit<TrlConfig, 'output_dir' | 'lora'>) => {
-      const out = join(dir, name);
-      mkdirSync(out, { recursive: true });
-      const path = join(dir, name === 'model' ? 'trl-config.json' : `trl-config-${name}.json`);
       // Top-level fields (kl_estimator, dual_weight, control_token_weight, …) sit beside the trainer's.
-      writeTrlConfig({ lora: ctx.recipe.trl?.lora ?? null, ...mapped.top, ...config, output_dir: out }, path);
-      const line = trlCommand(here ? this.pythonPath() : join(defaultVenv(), 'bin', 'python'), path).line;
-      this.o.log(`  ${line}`);
-      if (!here) return;
-      const code = await runTrl(this.pythonPath(), path);
-      // 3: DAPO's dynamic sampling found no group whose rewards differ (python/ragtrail_trl/train.py).
-      if (code === 3) noSignal = true;
-      else if (code !== 0) throw new RagtrailError(`TRL ${config.algo} for stage ${stage.id} failed (exit ${code}); its config is ${path}`);
+      if ((await this.writeTrl(stage.id, dir, name, { lora: ctx.recipe.trl?.lora ?? null, ...mapped.top, ...config }, here)) === 3) noSignal = true;
     };
     const trainer = { ...mapped.trainer, ...small };
     const dataOf = (file: string) => join(ctx.dir, stage.data!, file);
