@@ -24,6 +24,7 @@ import type { AnnotationStats } from '../process/stats.js';
 import { openRetriever } from '../retrieval/index-dir.js';
 import { Judge } from '../rewards/judge.js';
 import { arenaRelevance, trajectoryCitationPrecision } from './citations.js';
+import { emByType } from './question-types.js';
 import { runQuestions } from './run.js';
 import { bootstrapCI, pairedBootstrap, pairedTTest } from './stats.js';
 import { buildSystem } from './systems.js';
@@ -208,6 +209,7 @@ export async function runEval(config: EvalConfig, log: EvalProgress = () => {}):
         format: ts.filter((t) => t.formatFailures === 0).length / Math.max(1, ts.length),
         f1ByRetrievals: f1ByRetrievals(ts),
         tokensPerQuestion: ts.reduce((x, t) => x + t.usage.promptTokens + t.usage.completionTokens, 0) / Math.max(1, ts.length),
+        emByType: emByType(ts, new Map(questions.map((q) => [q.id, q]))),
       };
       if (s.agent === 'arena') {
         cell.relevance = ts.reduce((x, t) => x + arenaRelevance(t), 0) / Math.max(1, ts.length);

@@ -107,6 +107,27 @@ function testRows(r: EvalResults): string[][] {
     );
 }
 
+/**
+ * EM by question type, one table per dataset whose questions carry types: systems down, the types and
+ * "needs retrieval" (questions whose answer is not offered by the question) across, each "EM (n)".
+ */
+function typeTables(r: EvalResults): { dataset: string; head: string[]; rows: string[][] }[] {
+  const out = [];
+  for (const d of r.config.datasets.map((x) => x.name)) {
+    const cells = r.cells.filter((c) => c.dataset === d && c.emByType?.length);
+    if (!cells.length) continue;
+    const types = [...new Set(cells.flatMap((c) => c.emByType!.map((t) => t.type)))];
+    const rows = cells.map((c) => [c.system, ...types.map((t) => {
+      const x = c.emByType!.find((y) => y.type === t);
+      return x && x.n ? `${prop(x.em)} (${x.n})` : '–';
+    })]);
+    out.push({ dataset: d, head: ['system', ...types], rows });
+  }
+  return out;
+}
+
+const TYPE_NOTE = 'EM (questions) per question type; "needs retrieval": the questions whose answer the question does not offer (not yes/no, no gold answer named in it), where a guess between options cannot score.';
+
 const TEST_HEAD = ['system', 'dataset', 'metric', 'Δ vs baseline', 't', 'p (t-test)', 'bootstrap 95% CI of Δ', 'p (bootstrap)'];
 const UNITS = 'EM, F1 and every other rate as proportions (0–1, 3 decimals, as in the claims)';
 
@@ -156,6 +177,7 @@ export function renderMarkdown(r: EvalResults, opts: ReportOptions = {}): string
   const head = ['system', ...datasets.flatMap((d) => [`${d} EM`, `${d} F1`]), 'Avg EM', 'Avg F1'];
   const { kept, dropped } = detailColumns(r);
   const out = [`# Evaluation (${r.createdAt})`, '', ...(r.notes ?? []).flatMap((n) => [n, '']), `Index \`${reportPath(r.config.index, opts.dir)}\`. ${UNITS}.${r.config.baseline ? ` * p < 0.05 (paired t-test) against ${r.config.baseline}.` : ''}`, '', mdTable(head, mainRows(r)), '', '## Details', '', mdTable(kept.map((c) => c.head), r.cells.map((c) => kept.map((k) => k.text(c)))), ...(dropped.length ? ['', droppedNote(dropped)] : [])];
+  for (const t of typeTables(r)) out.push('', `## EM by question type (${t.dataset})`, '', TYPE_NOTE, '', mdTable(t.head, t.rows));
   if (r.config.baseline) out.push('', `## Paired tests against ${r.config.baseline}`, '', mdTable(TEST_HEAD, testRows(r)));
   if (r.prm) out.push('', `## PRM pair accuracy`, '', `${reportPath(r.prm.model, opts.dir)} on ${reportPath(r.prm.pairs, opts.dir)}: ${prop(r.prm.accuracy)} of ${r.prm.n} pairs (a tie counts 0.5; chance 0.5)`, '', mdTable(['preferred type', 'pairs', 'accuracy'], Object.entries(r.prm.by_type).map(([k, v]) => [k, String(v.n), prop(v.accuracy)])));
   return out.join('\n') + '\n';
@@ -197,6 +219,7 @@ export function renderHtml(r: EvalResults, opts: ReportOptions = {}): string {
     if (own.length) body.push(`<h2>${heading}${on}</h2>`, htmlTable(cols.map((c) => c.head), r.cells.map((c) => cols.map((k) => k.text(c)))));
   }
   if (dropped.length) body.push(`<p class="note dropped-columns">${esc(droppedNote(dropped))}</p>`);
+  for (const t of typeTables(r)) body.push(`<h2>EM by question type (${esc(t.dataset)})</h2>`, `<p class="note">${esc(TYPE_NOTE)}</p>`, htmlTable(t.head, t.rows));
   if (r.config.baseline) {
     const drop = (row: string[]) => (one ? row.filter((_, i) => i !== 1) : row);
     body.push(`<h2>Paired tests against ${esc(r.config.baseline)}${on}</h2>`, htmlTable(drop(TEST_HEAD), testRows(r).map(drop)));

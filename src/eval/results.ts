@@ -5,6 +5,7 @@
 import type { AnnotationStats } from '../process/stats.js';
 import type { PairEval } from '../prm/trained.js';
 import type { SearchMethod } from '../retrieval/index-dir.js';
+import type { TypeEm } from './question-types.js';
 import type { MeanCI } from './stats.js';
 import type { LineSeries, RefLine } from './svg.js';
 import type { SystemSpec } from './systems.js';
@@ -59,6 +60,8 @@ export interface Cell {
   /** Mean F1 of the questions answered after k searches (k = 0 … 5+). */
   f1ByRetrievals: { rc: string; n: number; f1: number }[];
   tokensPerQuestion: number;
+  /** EM per question type, then on the questions that need retrieval (eval/question-types.ts); empty for untyped datasets. */
+  emByType?: TypeEm[];
   vsBaseline?: Record<'em' | 'f1', { diff: number; t: number; pT: number; low: number; high: number; pBoot: number }>;
 }
 

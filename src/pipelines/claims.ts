@@ -30,12 +30,32 @@ export interface ClaimRow {
   n: number;
   seeds: { seed: number; n: number; delta: number }[];
   holds: boolean;
+  /**
+   * The same test on the questions that need retrieval only (eval/question-types.ts: not yes/no, no
+   * gold answer named in the question), where a guess between offered options cannot score.
+   */
+  needsRetrieval?: Omit<ClaimRow, 'paper' | 'claim' | 'metric' | 'treatment' | 'control' | 'expect' | 'needsRetrieval'>;
 }
 
 /** Per-question values of one system in one seed, keyed by question id. */
 export type Values = ReadonlyMap<string, number>;
 
-export function testClaim(paper: string, claim: RecipeClaim, perSeed: readonly { seed: number; treatment: Values; control: Values }[], alpha = 0.05, bootSeed = 0): ClaimRow {
+/**
+ * Tests one claim over the seeds' paired values; where a seed gives `needsRetrieval` (the ids of its
+ * questions that need retrieval), the same test on those questions only goes in `needsRetrieval`.
+ */
+export function testClaim(paper: string, claim: RecipeClaim, perSeed: readonly { seed: number; treatment: Values; control: Values; needsRetrieval?: ReadonlySet<string> }[], alpha = 0.05, bootSeed = 0): ClaimRow {
+  const row = testPairs(paper, claim, perSeed, alpha, bootSeed);
+  if (perSeed.length && perSeed.every((s) => s.needsRetrieval)) {
+    const only = (v: Values, keep: ReadonlySet<string>) => new Map([...v].filter(([id]) => keep.has(id)));
+    const sub = testPairs(paper, claim, perSeed.map((s) => ({ seed: s.seed, treatment: only(s.treatment, s.needsRetrieval!), control: only(s.control, s.needsRetrieval!) })), alpha, bootSeed);
+    const { treatmentMean, controlMean, delta, ci, p, n, seeds, holds } = sub;
+    row.needsRetrieval = { treatmentMean, controlMean, delta, ci, p, n, seeds, holds };
+  }
+  return row;
+}
+
+function testPairs(paper: string, claim: RecipeClaim, perSeed: readonly { seed: number; treatment: Values; control: Values }[], alpha: number, bootSeed: number): ClaimRow {
   const a: number[] = [];
   const b: number[] = [];
   const seeds: ClaimRow['seeds'] = [];
@@ -60,7 +80,10 @@ export function testClaim(paper: string, claim: RecipeClaim, perSeed: readonly {
 
 export function claimLine(c: ClaimRow): string {
   const f = (x: number) => (x >= 0 ? '+' : '') + x.toFixed(3);
-  return `${c.holds ? 'HOLDS' : 'does not hold'} — ${c.claim}: ${c.metric} ${c.treatment} ${c.treatmentMean.toFixed(3)} vs ${c.control} ${c.controlMean.toFixed(3)}, Δ ${f(c.delta)} [${f(c.ci[0])}, ${f(c.ci[1])}], p ${c.p < 0.001 ? '< .001' : c.p.toFixed(3)}, n ${c.n} (per seed: ${c.seeds.map((s) => f(s.delta)).join(', ')})`;
+  const test = (t: NonNullable<ClaimRow['needsRetrieval']>) => `Δ ${f(t.delta)} [${f(t.ci[0])}, ${f(t.ci[1])}], p ${t.p < 0.001 ? '< .001' : t.p.toFixed(3)}, n ${t.n} (per seed: ${t.seeds.map((s) => f(s.delta)).join(', ')})`;
+  const r = c.needsRetrieval;
+  const sub = r ? `; on the questions that need retrieval ${r.holds ? 'HOLDS' : 'does not hold'}: ${r.treatmentMean.toFixed(3)} vs ${r.controlMean.toFixed(3)}, ${test(r)}` : '';
+  return `${c.holds ? 'HOLDS' : 'does not hold'} — ${c.claim}: ${c.metric} ${c.treatment} ${c.treatmentMean.toFixed(3)} vs ${c.control} ${c.controlMean.toFixed(3)}, ${test(c)}${sub}`;
 }
 
 /** Candidates per step of a recipe's PRM best-of-N systems when the recipe leaves `n` out (eval/systems.ts). */

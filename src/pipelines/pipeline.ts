@@ -31,6 +31,8 @@ import { writeReport } from '../eval/report.js';
 import { trendWindow } from '../eval/svg.js';
 import type { SystemSpec } from '../eval/systems.js';
 import { readTrajectories } from '../eval/trajectories.js';
+import { answerInQuestion } from '../eval/question-types.js';
+import { loadDatasetAll } from '../corpus/dataset.js';
 import { createPrm } from '../prm/select.js';
 import { annotationPairs, demonstrations, type StateAction } from '../learn/gym/data.js';
 import { RFT_DEFAULTS, trainRft } from '../learn/gym/rft.js';
@@ -47,10 +49,29 @@ import { annotateStage, demonstrate, describeStage, openSeed, prmSpec, prmStage,
 
 export type { PipelineOptions, PipelineResult, SeedResult } from './pipeline-types.js';
 
-const policyPath = (ctx: Seed, id: string) => (id === 'base' ? join(ctx.dir, 'base.json') : join(ctx.dir, id, 'policy.json'));
+/** A policy's file: a train stage's, or the base's (base.json untrained; base/policy.json warm-started, recipe.base). */
+const policyPath = (ctx: Seed, id: string) => (id === 'base' && !ctx.recipe.base ? join(ctx.dir, 'base.json') : join(ctx.dir, id, 'policy.json'));
 
 function loadGym(ctx: Seed, id: string): GymPolicy {
-  return id === 'base' ? GymPolicy.fresh(ctx.protocol) : GymPolicy.load(policyPath(ctx, id), ctx.protocol);
+  return id === 'base' && !ctx.recipe.base ? GymPolicy.fresh(ctx.protocol) : GymPolicy.load(policyPath(ctx, id), ctx.protocol);
+}
+
+/**
+ * The warm-started base (recipe.base): the teacher's correct episodes on the warm-up questions, then
+ * SFT of the untrained policy on them, as the papers start from an instruction-tuned or warmed-up model.
+ */
+async function warmStartBase(ctx: Seed, dir: string): Promise<Record<string, unknown>> {
+  const b = ctx.recipe.base!;
+  const shown = await demonstrate(ctx, { teacher: b.teacher, competence: b.competence }, dir, ctx.warmup);
+  const episodes = await readJsonlValues<{ questionId: string; actions: Action[] }>(join(dir, 'demonstrations.jsonl'));
+  const demos = await replay(ctx, inDatasetOrder(episodes.map((e) => ({ ...e, id: e.questionId })), ctx.warmup), ctx.warmup);
+  if (demos.length === 0) throw new InputError(`base: the ${b.teacher} teacher answered none of the ${ctx.warmup.length} warm-up questions right`, 'raise base.competence or base.questions');
+  const policy = GymPolicy.fresh(ctx.protocol);
+  const cfg = { seed: ctx.seed, ...b.settings };
+  for (const k of Object.keys(b.settings)) if (!Object.hasOwn(OFFLINE_DEFAULTS, k)) throw new InputError(`base: "${k}" is not a setting of sft`, `its settings: ${Object.keys(OFFLINE_DEFAULTS).join(', ')}`);
+  const log = trainSft(policy, demos, cfg);
+  policy.clone('base').save(join(dir, 'policy.json'), [{ algo: 'sft', stage: 'base', teacher: shown['teacher'], warmupQuestions: ctx.warmup.length, episodes: episodes.length, demonstrations: demos.length, log }]);
+  return { ...shown, demonstrations: demos.length, finalLoss: log[log.length - 1]?.loss ?? null };
 }
 
 /** Trainer settings a recipe may set: the fields of the trainer's config, nothing else. */
@@ -63,8 +84,8 @@ function trainerConfig(stage: Extract<Stage, { kind: 'train' }>, seed: number): 
 }
 
 /** Replays stored action sequences into (state, action) demonstrations (the environment is deterministic). */
-async function replay(ctx: Seed, episodes: readonly { questionId: string; actions: Action[] }[]): Promise<StateAction[]> {
-  const byId = new Map(ctx.train.map((q) => [q.id, q]));
+async function replay(ctx: Seed, episodes: readonly { questionId: string; actions: Action[] }[], questions = ctx.train): Promise<StateAction[]> {
+  const byId = new Map(questions.map((q) => [q.id, q]));
   const out: StateAction[] = [];
   for (const e of episodes) {
     let state = ctx.env.reset(byId.get(e.questionId)!);
@@ -174,7 +195,12 @@ export async function runSeed(o: PipelineOptions, seed: number, log: (l: string)
   const llm = o.llm ? new LlmEngine({ ...o.llm, out: o.out, log }) : undefined;
   const ctx = await openSeed(recipe, o.out, seed, sizes, llm ? llm.key() : { engine: 'gym' }, log);
   try {
-    if (!llm) GymPolicy.fresh(ctx.protocol).save(policyPath(ctx, 'base'), [{ algo: 'none', note: 'untrained: all weights zero, uniform over the candidate actions' }]);
+    if (!llm && !recipe.base) GymPolicy.fresh(ctx.protocol).save(policyPath(ctx, 'base'), [{ algo: 'none', note: 'untrained: all weights zero, uniform over the candidate actions' }]);
+    const first = !llm && recipe.base ? 3 : 2;
+    if (first === 3) {
+      const b = recipe.base!;
+      await ctx.step(2, 'base', `warm-started base: SFT on the ${b.teacher}${b.teacher === 'sim' ? `(${b.competence})` : ''} teacher's correct episodes on ${ctx.warmup.length} other training questions`, join(ctx.dir, 'base'), { base: b }, () => warmStartBase(ctx, join(ctx.dir, 'base')));
+    }
     // A stage the LLM engine could not run here (no pairs, a checkpoint not trained here) says so in its summary.
     const skippedStages = new Set<string>();
     for (const [i, stage] of recipe.stages.entries()) {
@@ -182,7 +208,7 @@ export async function runSeed(o: PipelineOptions, seed: number, log: (l: string)
       const run = () => (llm ? llm.runStage(ctx, stage, dir) : runGymStage(ctx, stage, dir));
       // With TRL, the stage's trainer fields and the model are part of what it depends on.
       const key = llm ? { stage, trl: recipe.trl ? { model: recipe.trl.model, lora: recipe.trl.lora, trainer: (Object.hasOwn(recipe.trl.stages, stage.id) ? recipe.trl.stages[stage.id] : undefined) ?? null } : null } : stage;
-      const summary = await ctx.step(i + 2, stage.id, describeStage(stage) + (llm && stage.kind === 'train' ? ' (TRL)' : ''), dir, key, run, stage.kind === 'annotate');
+      const summary = await ctx.step(i + first, stage.id, describeStage(stage) + (llm && stage.kind === 'train' ? ' (TRL)' : ''), dir, key, run, stage.kind === 'annotate');
       if (summary['skipped']) {
         skippedStages.add(stage.id);
         log(`[seed ${seed}] ${stage.id} skipped: ${String(summary['skipped'])}`);
@@ -204,7 +230,7 @@ export async function runSeed(o: PipelineOptions, seed: number, log: (l: string)
       const policy = llm ? await llm.systemPolicy(ctx, s.policy) : { policy: `gym:${policyPath(ctx, s.policy)}` };
       if (!policy) skipped.push(s.name);
       // The environment the policies were trained in (the recipe's env), not the protocol's defaults.
-      else systems.push({ name: s.name, agent: recipe.agent, ...policy, ...prm, ...temperature, ...recipe.env });
+      else systems.push({ name: s.name, agent: recipe.agent, ...policy, ...prm, ...temperature, ...ctx.envSettings });
     }
     if (skipped.length) log(`[seed ${seed}] not evaluated (a stage they need was skipped or its checkpoint is not served here): ${skipped.join(', ')}`);
     let results!: EvalResults;
@@ -267,7 +293,9 @@ async function runSeedsAndClaims(o: PipelineOptions, out: string, log: (line: st
     for (const s of perSeed) {
       const evalDir = join(out, `seed-${s.seed}`, 'eval');
       const values = async (system: string) => new Map((await readTrajectories(runDir(evalDir, system, 'world-test'))).map((t) => [t.id, metricOf(c.metric, t)] as const));
-      rows.push({ seed: s.seed, treatment: await values(c.treatment), control: await values(c.control) });
+      const questions = (await loadDatasetAll(join(out, `seed-${s.seed}`, 'world', 'questions.jsonl'))).questions;
+      const needsRetrieval = new Set(questions.filter((q) => !answerInQuestion(q)).map((q) => q.id));
+      rows.push({ seed: s.seed, treatment: await values(c.treatment), control: await values(c.control), needsRetrieval });
     }
     claims.push(testClaim(o.recipe.paper, c, rows));
   }
@@ -286,6 +314,14 @@ export function resultsMarkdown(r: PipelineResult): string {
   const f = (x: number) => x.toFixed(3);
   const lines = [`# ${r.recipe}: ${r.paper}`, '', `${r.seeds.length} seed(s), ${r.seconds.toFixed(0)} s.`, '', '## Claims', '', '| claim | metric | treatment | control | Δ | 95% CI | p | n | holds |', '|---|---|---|---|---|---|---|---|---|'];
   for (const c of r.claims) lines.push(`| ${c.claim} | ${c.metric} | ${c.treatment} ${f(c.treatmentMean)} | ${c.control} ${f(c.controlMean)} | ${f(c.delta)} | [${f(c.ci[0])}, ${f(c.ci[1])}] | ${c.p < 0.001 ? '<.001' : f(c.p)} | ${c.n} | ${c.holds ? 'yes' : 'no'} |`);
+  const sub = r.claims.filter((c) => c.needsRetrieval);
+  if (sub.length) {
+    lines.push('', 'On the questions that need retrieval (not yes/no, no gold answer named in the question):', '', '| claim | treatment | control | Δ | 95% CI | p | n | holds |', '|---|---|---|---|---|---|---|---|');
+    for (const c of sub) {
+      const x = c.needsRetrieval!;
+      lines.push(`| ${c.claim} | ${f(x.treatmentMean)} | ${f(x.controlMean)} | ${f(x.delta)} | [${f(x.ci[0])}, ${f(x.ci[1])}] | ${x.p < 0.001 ? '<.001' : f(x.p)} | ${x.n} | ${x.holds ? 'yes' : 'no'} |`);
+    }
+  }
   for (const s of r.seeds) {
     lines.push('', `## Seed ${s.seed}`, '', '| system | n | EM | F1 | RC |', '|---|---|---|---|---|');
     for (const c of s.results.cells) lines.push(`| ${c.system} | ${c.n} | ${f(c.em.mean)} | ${f(c.f1.mean)} | ${c.retrievalCount.toFixed(2)} |`);

@@ -14,6 +14,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { InputError } from '../core/errors.js';
 import { protocolNames, protocols } from '../agents/registry.js';
+import { WORLD_PROFILES } from '../corpus/world/profiles.js';
 
 /** recipes/ of the installed package (src/pipelines → ../../recipes, and the same from dist/pipelines). */
 export const RECIPES_DIR = resolve(fileURLToPath(new URL('../../recipes', import.meta.url)));
@@ -102,7 +103,20 @@ export const recipeSchema = z
     /** One paragraph: what the pipeline does and how the offline run stands in for the paper's. */
     description: z.string().min(1),
     agent: z.string().refine((a) => protocols.has(a), { error: () => `unknown agent; choose one of ${protocolNames().join(', ')}` }),
-    world: z.object({ entities: z.number().int().min(100).default(10_000), questions: z.number().int().positive().optional() }).strict().default({ entities: 10_000 }),
+    world: z
+      .object({ entities: z.number().int().min(100).default(10_000), questions: z.number().int().positive().optional(), profile: z.enum(WORLD_PROFILES).default('basic') })
+      .strict()
+      .default({ entities: 10_000, profile: 'basic' }),
+    /**
+     * The gym's base policy, warm-started as the papers' policies are (an instruction-tuned or warmed-up
+     * LLM): SFT on a teacher's correct episodes on `questions` training-split questions after the
+     * recipe's own. Left out: the untrained policy (all weights zero, uniform over the candidates).
+     * With --llm the base is the served model and this is not used.
+     */
+    base: z
+      .object({ teacher: z.string().default('sim'), competence: z.number().min(0).max(1).default(0.9), questions: z.number().int().positive().default(400), settings })
+      .strict()
+      .optional(),
     seeds: z.array(z.number().int().min(0)).min(1).default([0, 1, 2]),
     trainQuestions: z.number().int().positive().default(200),
     testQuestions: z.number().int().positive().optional(),

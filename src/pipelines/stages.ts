@@ -14,7 +14,7 @@ import { getProtocol } from '../agents/registry.js';
 import type { Protocol } from '../agents/protocol.js';
 import type { Question } from '../core/types.js';
 import { loadDatasetAll } from '../corpus/dataset.js';
-import { generateWorld, writeWorld } from '../corpus/world/index.js';
+import { generateWorld, worldProfile, writeWorld } from '../corpus/world/index.js';
 import { RagEnv } from '../env/env.js';
 import { buildIndex, openRetriever } from '../retrieval/index-dir.js';
 import { LlmPolicy, type Policy } from '../agents/policy.js';
@@ -56,6 +56,10 @@ export interface Seed {
   env: RagEnv;
   retriever: Retriever;
   train: Question[];
+  /** The base's warm-start questions (recipe.base): training-split questions after `train`. */
+  warmup: Question[];
+  /** The environment's budgets (recipe, world profile, protocol defaults), which evaluation uses too. */
+  envSettings: { topK: number; maxTurns: number; maxSearches?: number };
   questionsPath: string;
   indexDir: string;
   sizes: RunSizes;
@@ -72,8 +76,8 @@ export async function openSeed(recipe: Recipe, out: string, seed: number, sizes:
   mkdirSync(dir, { recursive: true });
   const timings: Record<string, number> = {};
   const protocol = getProtocol(recipe.agent);
-  const total = recipe.stages.length + 2;
-  let chainKey = hashJson({ seed, sizes, worldQuestions: recipe.world.questions ?? null, agent: recipe.agent, env: recipe.env, engine });
+  const total = recipe.stages.length + 2 + (recipe.base && engine['engine'] === 'gym' ? 1 : 0);
+  let chainKey = hashJson({ seed, sizes, worldQuestions: recipe.world.questions ?? null, profile: recipe.world.profile, agent: recipe.agent, env: recipe.env, engine });
   const step: Seed['step'] = async (n, name, what, stageDir, key, f, resumable = false) => {
     const k = hashJson({ chainKey, key });
     chainKey = k;
@@ -105,18 +109,30 @@ export async function openSeed(recipe: Recipe, out: string, seed: number, sizes:
   const indexDir = join(dir, 'index');
   await step(1, 'world', `synthetic world (${sizes.entities} entities) and its BM25 index`, worldDir, { world: true }, async () => {
     rmSync(indexDir, { recursive: true, force: true });
-    const world = generateWorld({ seed, entities: sizes.entities, ...(recipe.world.questions ? { questions: recipe.world.questions } : {}) });
+    const world = generateWorld({ seed, entities: sizes.entities, profile: recipe.world.profile, ...(recipe.world.questions ? { questions: recipe.world.questions } : {}) });
     await writeWorld(worldDir, world);
     await buildIndex(join(worldDir, 'corpus.jsonl'), indexDir, { quiet: true });
     return { passages: world.stats.passages, questions: world.stats.questions };
   });
   const questionsPath = join(worldDir, 'questions.jsonl');
   const all = (await loadDatasetAll(questionsPath)).questions;
-  const train = all.filter((q) => q.metadata?.['split'] === 'train').slice(0, sizes.trainQuestions);
+  const trainSplit = all.filter((q) => q.metadata?.['split'] === 'train');
+  const train = trainSplit.slice(0, sizes.trainQuestions);
+  // The warm start's questions come after the recipe's own, so the methods never train on them twice.
+  const warmup = recipe.base ? trainSplit.slice(sizes.trainQuestions, sizes.trainQuestions + recipe.base.questions) : [];
+  if (recipe.base && warmup.length < recipe.base.questions) throw new InputError(`base: ${recipe.base.questions} warm-start questions after the ${sizes.trainQuestions} training questions, but the world's train split has ${trainSplit.length}`, 'lower base.questions or trainQuestions, or raise the world\'s entities');
   const retriever = await openRetriever(indexDir);
+  const envSettings = seedEnv(recipe, protocol);
+  const env = new RagEnv({ retriever, ...envSettings });
+  return { seed, dir, recipe, protocol, env, envSettings, retriever, train, warmup, questionsPath, indexDir, sizes, timings, log, step, total };
+}
+
+/** The environment's budgets: the recipe's, else its world profile's, else the protocol's defaults. */
+export function seedEnv(recipe: Recipe, protocol: Protocol): { topK: number; maxTurns: number; maxSearches?: number } {
   const d = protocol.defaults;
-  const env = new RagEnv({ retriever, topK: recipe.env.topK ?? d.topK, maxTurns: recipe.env.maxTurns ?? d.maxTurns, maxSearches: recipe.env.maxSearches ?? d.maxSearches });
-  return { seed, dir, recipe, protocol, env, retriever, train, questionsPath, indexDir, sizes, timings, log, step, total };
+  const p = worldProfile(recipe.world.profile).env;
+  const maxSearches = recipe.env.maxSearches ?? p.maxSearches ?? d.maxSearches;
+  return { topK: recipe.env.topK ?? d.topK, maxTurns: recipe.env.maxTurns ?? p.maxTurns ?? d.maxTurns, ...(maxSearches !== undefined && { maxSearches }) };
 }
 
 export function describeStage(s: Stage): string {
@@ -141,20 +157,19 @@ export const stageQuestions = (ctx: Seed, n?: number) => ctx.train.slice(0, n ??
  * sequences (demonstrations.jsonl, replayed into states for the gym) and as TRL SFT examples
  * (trl_sft.jsonl: the prompt of each step and the step's text).
  */
-export async function demonstrate(ctx: Seed, stage: Extract<Stage, { kind: 'demonstrate' }>, dir: string): Promise<Record<string, unknown>> {
+export async function demonstrate(ctx: Seed, stage: Pick<Extract<Stage, { kind: 'demonstrate' }>, 'teacher' | 'competence' | 'questions'>, dir: string, questions = stageQuestions(ctx, stage.questions)): Promise<Record<string, unknown>> {
   // An LLM spec (openai:URL#MODEL, llama:FILE) makes a served model the teacher, as ProRAG's warm-up
   // data comes from a stronger LLM; otherwise a registered policy (sim, oracle, gym:FILE).
   const llm = llmBackends.find(splitSpec(stage.teacher).kind) ? await createLLM(stage.teacher, { cacheDir: join(ctx.dir, '.cache') }) : undefined;
   const teacher = llm ? new LlmPolicy(ctx.protocol, llm) : createPolicy(stage.teacher, ctx.protocol, stage.competence);
   try {
-    return await demonstrateWith(ctx, stage, dir, teacher);
+    return await demonstrateWith(ctx, questions, dir, teacher);
   } finally {
     await llm?.close();
   }
 }
 
-async function demonstrateWith(ctx: Seed, stage: Extract<Stage, { kind: 'demonstrate' }>, dir: string, teacher: Policy): Promise<Record<string, unknown>> {
-  const questions = stageQuestions(ctx, stage.questions);
+async function demonstrateWith(ctx: Seed, questions: readonly Question[], dir: string, teacher: Policy): Promise<Record<string, unknown>> {
   const kept: { questionId: string; actions: Action[] }[] = [];
   const sft: unknown[] = [];
   for (const q of questions) {

@@ -11,13 +11,16 @@ import { writeCorpus } from '../corpus.js';
 import { toFlashrag } from '../formats/flashrag.js';
 import { type Entity, generateGraph, type Graph } from './graph.js';
 import { renderWorld } from './passages.js';
-import { DEFAULT_MIX, generateQuestions, type QuestionMix, QUESTION_TYPES } from './questions.js';
+import { alternativeTitles } from './alternative-titles.js';
+import { generateQuestions, type QuestionMix, QUESTION_TYPES } from './questions.js';
+import { type WorldProfileName, worldProfile } from './profiles.js';
 
 export { QUESTION_TYPES, DEFAULT_MIX, type QuestionMix } from './questions.js';
+export { PROFILES, WORLD_PROFILES, type WorldProfile, type WorldProfileName, worldProfile } from './profiles.js';
 export type { Entity, EntityType, Graph } from './graph.js';
 
 /** Bumped whenever the generator's output for a given seed changes. */
-export const WORLD_VERSION = 1;
+export const WORLD_VERSION = 2;
 
 /** What {@link generateWorld} builds: the same seed and sizes always give the same world. */
 export interface WorldOptions {
@@ -25,7 +28,10 @@ export interface WorldOptions {
   entities: number;
   /** Number of questions (default: one per five entities, at most 2,000). */
   questions?: number;
+  /** The question mix (default: the profile's). */
   mix?: QuestionMix;
+  /** `basic` (default) or `deep` (world/profiles.ts). */
+  profile?: WorldProfileName;
 }
 
 /**
@@ -35,6 +41,9 @@ export interface WorldOptions {
 export interface WorldStats {
   version: number;
   seed: number | string;
+  profile: WorldProfileName;
+  /** Films and novels with an alternative title page (deep profile). */
+  alternativeTitles: number;
   entities: Record<string, number>;
   passages: number;
   questions: number;
@@ -73,20 +82,26 @@ function countBy<T>(items: readonly T[], key: (t: T) => string): Record<string, 
  * `opts.seed`; pure (nothing is written, see {@link writeWorld}).
  */
 export function generateWorld(opts: WorldOptions): World {
+  const profile = worldProfile(opts.profile ?? 'basic');
   const graph = generateGraph(opts.seed, opts.entities);
-  const { passages, factPassage } = renderWorld(graph, Rng.derive(opts.seed, 'passages'));
+  const rendered = renderWorld(graph, Rng.derive(opts.seed, 'passages'));
+  const alt = alternativeTitles(graph, opts.seed, profile.alternativeTitles);
+  const passages = [...rendered.passages, ...alt.passages];
   const questions = generateQuestions(
     graph,
-    factPassage,
+    rendered.factPassage,
     Rng.derive(opts.seed, 'questions'),
     opts.questions ?? defaultQuestionCount(opts.entities),
-    opts.mix ?? DEFAULT_MIX,
+    opts.mix ?? profile.mix,
+    { compositionalHops: profile.compositionalHops, startAtWork: profile.startAtWork, useAlternativeTitle: profile.useAlternativeTitle, alternativeTitles: alt.titles },
   );
   const questionTypes = Object.fromEntries(QUESTION_TYPES.map((t) => [t, 0]));
   for (const q of questions) questionTypes[q.type as string] = (questionTypes[q.type as string] ?? 0) + 1;
   const stats: WorldStats = {
     version: WORLD_VERSION,
     seed: opts.seed,
+    profile: profile.name,
+    alternativeTitles: alt.titles.size,
     entities: countBy(graph.entities, (e) => e.type),
     passages: passages.length,
     questions: questions.length,

@@ -6,6 +6,7 @@
  */
 import type { DecompositionStep, Question } from '../../core/types.js';
 import type { Rng } from '../../core/rng.js';
+import type { AlternativeTitle } from './alternative-titles.js';
 import { type Entity, type EntityType, type Graph, isUniqueName, nationalityOf } from './graph.js';
 
 /** The four question families of 2WikiMultihopQA that the synthetic world generates. */
@@ -88,7 +89,17 @@ export const DEFAULT_MIX: QuestionMix = { 'single-hop': 0.2, compositional: 0.4,
 /** A question before it gets its id. */
 type Draft = Omit<Question, 'id'> & { type: WorldQuestionType; hops: number };
 
-export function generateQuestions(g: Graph, factPassage: Map<string, string>, rng: Rng, count: number, mix: QuestionMix = DEFAULT_MIX): Question[] {
+/** What shapes the questions beyond their mix: world/profiles.ts (the `deep` profile's longer chains and alternative titles). */
+export interface QuestionShape {
+  compositionalHops: readonly number[];
+  startAtWork: number;
+  useAlternativeTitle: number;
+  alternativeTitles: ReadonlyMap<string, AlternativeTitle>;
+}
+
+const BASIC_SHAPE: QuestionShape = { compositionalHops: [2, 2, 2, 3, 3, 4], startAtWork: 0, useAlternativeTitle: 0, alternativeTitles: new Map() };
+
+export function generateQuestions(g: Graph, factPassage: Map<string, string>, rng: Rng, count: number, mix: QuestionMix = DEFAULT_MIX, shape: QuestionShape = BASIC_SHAPE): Question[] {
   const pools = new Map<EntityType, Entity[]>();
   for (const e of g.entities) {
     const list = pools.get(e.type);
@@ -115,10 +126,22 @@ export function generateQuestions(g: Graph, factPassage: Map<string, string>, rn
     return [t.name, ...t.aliases];
   };
   const fill = (template: string, x: string) => template.replace('{x}', x);
+  const works = named.filter((e) => e.type === 'film' || e.type === 'book');
+  /**
+   * How a question names an entity: by its alternative title where it has one (deep profile), with the
+   * lookup of its real title as the first step of the plan; otherwise by name, no extra step. Draws
+   * nothing from `rng` for an entity without one, so the basic profile's questions are unchanged.
+   */
+  const mention = (e: Entity): { text: string; steps: DecompositionStep[]; alsoRight: string[] } => {
+    const alt = shape.alternativeTitles.get(e.id);
+    if (!alt || !rng.chance(shape.useAlternativeTitle)) return { text: e.name, steps: [], alsoRight: [] };
+    const noun = e.type === 'film' ? 'film' : 'novel';
+    return { text: alt.title, steps: [{ question: `Which ${noun} is also known as ${alt.title}?`, answer: e.name, passageId: alt.passageId }], alsoRight: [alt.title] };
+  };
   const usable = (e: Entity, h: Hop) => (h.to ? e.rels[h.key] !== undefined : e.attrs[h.key] !== undefined || h.key === 'nationality');
 
   function chain(hops: number): Draft | undefined {
-    const start = rng.pick(named);
+    const start = shape.startAtWork > 0 && rng.chance(shape.startAtWork) ? rng.pick(works) : rng.pick(named);
     const visited = new Set([start.id]);
     const path: { entity: Entity; hop: Hop }[] = [];
     let cur = start;
@@ -141,19 +164,20 @@ export function generateQuestions(g: Graph, factPassage: Map<string, string>, rn
       }
     }
     // The question nests noun phrases: "When was the director of The Silent Harbor born?"
-    let phrase = start.name;
+    const named0 = mention(start);
+    let phrase = named0.text;
     for (const step of path.slice(0, -1)) phrase = fill(rng.pick(step.hop.np as string[]), phrase);
     const lastStep = path[path.length - 1] as (typeof path)[number];
-    const decomposition: DecompositionStep[] = path.map(({ entity, hop }) => ({
+    const decomposition: DecompositionStep[] = [...named0.steps, ...path.map(({ entity, hop }) => ({
       question: fill(rng.pick(hop.ask), ref(entity)),
       answer: answersOf(entity, hop)[0] as string,
       passageId: passageOf(entity, hop.key),
-    }));
+    }))];
     return {
       question: fill(rng.pick(lastStep.hop.ask), phrase),
       answers: answersOf(lastStep.entity, lastStep.hop),
       type: hops === 1 ? 'single-hop' : 'compositional',
-      hops,
+      hops: decomposition.length,
       supporting: [...new Set(decomposition.map((d) => d.passageId as string))],
       decomposition,
     };
@@ -169,6 +193,30 @@ export function generateQuestions(g: Graph, factPassage: Map<string, string>, rn
     }
     return undefined;
   };
+  /**
+   * Two distinct entities in random order that share `group` (a country): drawn from the group of the
+   * first, as random pairs rarely share one and "yes" answers would be dropped for it (skewing yes/no to no).
+   */
+  const groupCache = new Map<(e: Entity) => string, Map<string, Entity[]>>();
+  const twoSame = (items: Entity[], group: (e: Entity) => string, ok: (a: Entity, b: Entity) => boolean): [Entity, Entity] | undefined => {
+    let groups = groupCache.get(group);
+    if (!groups) {
+      groups = new Map();
+      for (const e of items) {
+        const k = group(e);
+        const list = groups.get(k);
+        if (list) list.push(e);
+        else groups.set(k, [e]);
+      }
+      groupCache.set(group, groups);
+    }
+    for (let t = 0; t < 30; t++) {
+      const a = rng.pick(items);
+      const b = rng.pick(groups.get(group(a)) as Entity[]);
+      if (a !== b && ok(a, b)) return rng.chance(0.5) ? [a, b] : [b, a];
+    }
+    return undefined;
+  };
   const step = (e: Entity, key: string, ask: string, answer: string): DecompositionStep => ({
     question: fill(ask, ref(e)),
     answer,
@@ -176,6 +224,10 @@ export function generateQuestions(g: Graph, factPassage: Map<string, string>, rn
   });
   const num = (e: Entity, k: string) => e.attrs[k] as number;
   const nat = (p: Entity) => nationalityOf(g, p);
+  // Stable function identities: twoSame caches its grouping per grouping function.
+  const personCountry = (p: Entity) => nat(p);
+  const cityCountry = (c: Entity) => g.byId.get(c.rels['country'] as string) as Entity;
+  const viaOf = new Map<string, (e: Entity) => string>();
 
   interface Compare {
     type: EntityType;
@@ -207,9 +259,9 @@ export function generateQuestions(g: Graph, factPassage: Map<string, string>, rn
       // Yes/no: same nationality (people) or same country (cities), balanced.
       const people = rng.chance(0.6);
       const items = unique.get(people ? 'person' : 'city') ?? [];
-      const countryOf = (e: Entity) => (people ? nat(e) : (g.byId.get(e.rels['country'] as string) as Entity));
+      const countryOf = people ? personCountry : cityCountry;
       const wantSame = rng.chance(0.5);
-      const pair = two(items, (a, b) => (countryOf(a) === countryOf(b)) === wantSame);
+      const pair = wantSame ? twoSame(items, (e) => countryOf(e).id, () => true) : two(items, (a, b) => countryOf(a) !== countryOf(b));
       if (!pair) return undefined;
       const [a, b] = pair;
       const decomposition = people
@@ -231,12 +283,13 @@ export function generateQuestions(g: Graph, factPassage: Map<string, string>, rn
     const q = rng.pick(c.questions);
     const smaller = num(a, c.key) < num(b, c.key) ? a : b;
     const winner = q.wantSmaller ? smaller : smaller === a ? b : a;
-    const decomposition = [a, b].map((e) => step(e, c.key, c.ask, fmtAttr(e, c.key)));
+    const [ma, mb] = [mention(a), mention(b)];
+    const decomposition = [...ma.steps, ...mb.steps, ...[a, b].map((e) => step(e, c.key, c.ask, fmtAttr(e, c.key)))];
     return {
-      question: q.text.replace('{a}', a.name).replace('{b}', b.name),
-      answers: [winner.name, ...winner.aliases],
+      question: q.text.replace('{a}', ma.text).replace('{b}', mb.text),
+      answers: [winner.name, ...(winner === a ? ma : mb).alsoRight, ...winner.aliases],
       type: 'comparison',
-      hops: 2,
+      hops: decomposition.length,
       supporting: decomposition.map((d) => d.passageId as string),
       decomposition,
     };
@@ -260,20 +313,23 @@ export function generateQuestions(g: Graph, factPassage: Map<string, string>, rn
     const noun = b.type === 'book' ? 'novel' : b.type;
     const yesNo = rng.chance(0.3);
     const wantSame = rng.chance(0.5);
-    const pair = two(unique.get(b.type) ?? [], (x, y) =>
-      via(x) !== via(y) && (yesNo ? (nat(via(x)) === nat(via(y))) === wantSame : num(via(x), 'birthYear') !== num(via(y), 'birthYear')),
-    );
+    const items = unique.get(b.type) ?? [];
+    if (!viaOf.has(b.rel)) viaOf.set(b.rel, (e) => nat(via(e)).id);
+    const pair = yesNo && wantSame
+      ? twoSame(items, viaOf.get(b.rel)!, (x, y) => via(x) !== via(y))
+      : two(items, (x, y) => via(x) !== via(y) && (yesNo ? nat(via(x)) !== nat(via(y)) : num(via(x), 'birthYear') !== num(via(y), 'birthYear')));
     if (!pair) return undefined;
     const [x, y] = pair;
     const [px, py] = [via(x), via(y)];
-    const first = [step(x, b.rel, b.relAsk, px.name), step(y, b.rel, b.relAsk, py.name)];
+    const [mx, my] = [mention(x), mention(y)];
+    const first = [...mx.steps, ...my.steps, step(x, b.rel, b.relAsk, px.name), step(y, b.rel, b.relAsk, py.name)];
     if (yesNo) {
       const decomposition = [...first, ...[px, py].map((p) => step(p, 'nationality', 'What is the nationality of {x}?', nat(p).attrs['demonym'] as string))];
       return {
-        question: rng.pick([`Do the ${b.role}s of ${x.name} and ${y.name} have the same nationality?`, `Are the ${b.role}s of ${x.name} and ${y.name} from the same country?`]),
+        question: rng.pick([`Do the ${b.role}s of ${mx.text} and ${my.text} have the same nationality?`, `Are the ${b.role}s of ${mx.text} and ${my.text} from the same country?`]),
         answers: [wantSame ? 'yes' : 'no'],
         type: 'bridge-comparison',
-        hops: 4,
+        hops: decomposition.length,
         supporting: [...new Set(decomposition.map((d) => d.passageId as string))],
         decomposition,
       };
@@ -283,10 +339,10 @@ export function generateQuestions(g: Graph, factPassage: Map<string, string>, rn
     const winner = wantEarlier ? earlier : earlier === x ? y : x;
     const decomposition = [...first, ...[px, py].map((p) => step(p, 'birthYear', 'When was {x} born?', String(p.attrs['birthYear'])))];
     return {
-      question: `Which ${noun} has the ${b.role} who was born ${wantEarlier ? 'first' : 'later'}, ${x.name} or ${y.name}?`,
-      answers: [winner.name, ...winner.aliases],
+      question: `Which ${noun} has the ${b.role} who was born ${wantEarlier ? 'first' : 'later'}, ${mx.text} or ${my.text}?`,
+      answers: [winner.name, ...(winner === x ? mx : my).alsoRight, ...winner.aliases],
       type: 'bridge-comparison',
-      hops: 4,
+      hops: decomposition.length,
       supporting: [...new Set(decomposition.map((d) => d.passageId as string))],
       decomposition,
     };
@@ -294,7 +350,7 @@ export function generateQuestions(g: Graph, factPassage: Map<string, string>, rn
 
   const makers: Record<WorldQuestionType, () => Draft | undefined> = {
     'single-hop': () => chain(1),
-    compositional: () => chain(rng.pick([2, 2, 2, 3, 3, 4])),
+    compositional: () => chain(rng.pick(shape.compositionalHops as number[])),
     comparison,
     'bridge-comparison': bridgeComparison,
   };
