@@ -39,8 +39,9 @@ export function retrieved(state: State, text: string | undefined, passageId?: st
   const docs = retrievedDocs(state);
   if (passageId && docs.some((d) => d.passageId === passageId)) return true;
   if (!text) return false;
+  // Whole words: "Keceovia" is not stated by "a Keceovian novelist".
   const t = normalizeAnswer(text);
-  return t !== '' && docs.some((d) => normalizeAnswer(`${d.title} ${d.text}`).includes(t));
+  return t !== '' && docs.some((d) => ` ${normalizeAnswer(`${d.title} ${d.text}`)} `.includes(` ${t} `));
 }
 
 export function searchesSoFar(state: State): string[] {

@@ -62,11 +62,11 @@ function loadGym(ctx: Seed, id: string): GymPolicy {
  */
 async function warmStartBase(ctx: Seed, dir: string): Promise<Record<string, unknown>> {
   const b = ctx.recipe.base!;
-  const shown = await demonstrate(ctx, { teacher: b.teacher, competence: b.competence }, dir, ctx.warmup);
+  const shown = await demonstrate(ctx, { teacher: b.teacher, competence: b.competence }, dir, ctx.warmup, { forGym: true });
   const episodes = await readJsonlValues<{ questionId: string; actions: Action[] }>(join(dir, 'demonstrations.jsonl'));
   const demos = await replay(ctx, inDatasetOrder(episodes.map((e) => ({ ...e, id: e.questionId })), ctx.warmup), ctx.warmup);
   if (demos.length === 0) throw new InputError(`base: the ${b.teacher} teacher answered none of the ${ctx.warmup.length} warm-up questions right`, 'raise base.competence or base.questions');
-  const policy = GymPolicy.fresh(ctx.protocol);
+  const policy = GymPolicy.fresh(ctx.protocol, b.model, b.hidden, ctx.seed);
   const cfg = { seed: ctx.seed, ...b.settings };
   for (const k of Object.keys(b.settings)) if (!Object.hasOwn(OFFLINE_DEFAULTS, k)) throw new InputError(`base: "${k}" is not a setting of sft`, `its settings: ${Object.keys(OFFLINE_DEFAULTS).join(', ')}`);
   const log = trainSft(policy, demos, cfg);
@@ -112,7 +112,7 @@ async function readDemonstrations(ctx: Seed, id: string): Promise<StateAction[]>
 async function runGymStage(ctx: Seed, stage: Stage, dir: string): Promise<Record<string, unknown>> {
   switch (stage.kind) {
     case 'demonstrate':
-      return demonstrate(ctx, stage, dir);
+      return demonstrate(ctx, stage, dir, undefined, { forGym: true });
     case 'annotate':
       return annotateStage(ctx, stage, dir, loadGym(ctx, stage.policy));
     case 'prm':

@@ -114,7 +114,16 @@ export const recipeSchema = z
      * With --llm the base is the served model and this is not used.
      */
     base: z
-      .object({ teacher: z.string().default('sim'), competence: z.number().min(0).max(1).default(0.9), questions: z.number().int().positive().default(400), settings })
+      .object({
+        /** gym-teacher (the gold-plan teacher over the gym's candidates), sim, oracle, or an LLM spec. */
+        teacher: z.string().default('gym-teacher'),
+        competence: z.number().min(0).max(1).default(0.8),
+        questions: z.number().int().positive().default(400),
+        /** The score model of the gym policy: linear, or an MLP with `hidden` units (prm/model.ts). */
+        model: z.enum(['linear', 'mlp']).default('linear'),
+        hidden: z.number().int().positive().default(16),
+        settings,
+      })
       .strict()
       .optional(),
     seeds: z.array(z.number().int().min(0)).min(1).default([0, 1, 2]),

@@ -32,6 +32,8 @@ import { PUCT_DEFAULTS, UCT_DEFAULTS } from '../process/mcts.js';
 import { RANK_DEFAULTS } from '../process/rank.js';
 import type { Retriever } from '../retrieval/types.js';
 import type { Recipe, Stage } from './recipe.js';
+import { ProjectedPolicy } from '../learn/gym/projected.js';
+import { CandidateTeacher, GYM_TEACHER } from '../learn/gym/teacher.js';
 
 export const hashJson = (v: unknown) => createHash('sha256').update(JSON.stringify(v)).digest('hex').slice(0, 16);
 
@@ -157,11 +159,18 @@ export const stageQuestions = (ctx: Seed, n?: number) => ctx.train.slice(0, n ??
  * sequences (demonstrations.jsonl, replayed into states for the gym) and as TRL SFT examples
  * (trl_sft.jsonl: the prompt of each step and the step's text).
  */
-export async function demonstrate(ctx: Seed, stage: Pick<Extract<Stage, { kind: 'demonstrate' }>, 'teacher' | 'competence' | 'questions'>, dir: string, questions = stageQuestions(ctx, stage.questions)): Promise<Record<string, unknown>> {
+export async function demonstrate(ctx: Seed, stage: Pick<Extract<Stage, { kind: 'demonstrate' }>, 'teacher' | 'competence' | 'questions'>, dir: string, questions = stageQuestions(ctx, stage.questions), opts: { forGym?: boolean } = {}): Promise<Record<string, unknown>> {
   // An LLM spec (openai:URL#MODEL, llama:FILE) makes a served model the teacher, as ProRAG's warm-up
   // data comes from a stronger LLM; otherwise a registered policy (sim, oracle, gym:FILE).
   const llm = llmBackends.find(splitSpec(stage.teacher).kind) ? await createLLM(stage.teacher, { cacheDir: join(ctx.dir, '.cache') }) : undefined;
-  const teacher = llm ? new LlmPolicy(ctx.protocol, llm) : createPolicy(stage.teacher, ctx.protocol, stage.competence);
+  // `gym-teacher`: the gold-plan teacher over the gym's own candidates (learn/gym/teacher.ts).
+  const own = llm
+    ? new LlmPolicy(ctx.protocol, llm)
+    : stage.teacher === GYM_TEACHER
+      ? new CandidateTeacher(ctx.protocol, ctx.retriever, ctx.envSettings.topK, stage.competence)
+      : createPolicy(stage.teacher, ctx.protocol, stage.competence);
+  // For the gym policy, another teacher acts through the gym's candidates (learn/gym/projected.ts).
+  const teacher = opts.forGym && own.kind !== 'gym' && stage.teacher !== GYM_TEACHER ? new ProjectedPolicy(own) : own;
   try {
     return await demonstrateWith(ctx, questions, dir, teacher);
   } finally {

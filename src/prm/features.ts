@@ -10,11 +10,12 @@
  * documents (evidence coverage) and the share of its words that do, answering before any search, the
  * answer naming the question's own words; the action's length.
  */
-import { normalizeAnswer } from '../core/text.js';
+import { normalizeAnswer, sentencesOf } from '../core/text.js';
 import type { State } from '../env/env.js';
 import { retrievedDocs } from '../env/env.js';
 import { ENGLISH_STOP_WORDS } from '../retrieval/analyzer.js';
 import type { Embedder } from '../retrieval/embedders/embedder.js';
+import { chainLength, entities, relationOverlap, relationWords } from './question-parts.js';
 import type { Candidate } from './types.js';
 
 export const PROCESS_FEATURES = [
@@ -22,7 +23,96 @@ export const PROCESS_FEATURES = [
   'search:novelty', 'search:repeat', 'search:question_overlap', 'search:new_words_from_docs', 'search:length',
   'answer:text_in_docs', 'answer:words_in_docs', 'answer:before_any_search', 'answer:question_overlap', 'answer:in_question', 'answer:searches_so_far', 'answer:length',
   'extract:text_in_docs', 'extract:words_in_docs', 'extract:length',
+  'search:bridge', 'search:bridge_relation', 'search:chain_covered',
+  'answer:beside_last_entity', 'answer:sentence_relation', 'answer:chain_covered',
+  'extract:beside_last_entity', 'extract:sentence_relation',
+  'answer:names_last_entity',
 ] as const;
+
+/**
+ * What a multi-hop step reads from the latest search (the chain features): a query follows the chain
+ * when its new words (not in the question or earlier queries) stand in a sentence of the latest
+ * documents beside the entity that search was for — the bridge — and the more that sentence speaks of
+ * the question's relations, the likelier it is the right bridge; an answer stands beside that entity
+ * likewise. `covered`: searches made against the lookups the question's wording asks for.
+ */
+function chainFeatures(state: State, c: Candidate, w: Set<string>, q: Set<string>): { bridge: number; bridgeRelation: number; beside: number; relation: number; covered: number; namesSubject: number } {
+  const searches = state.steps.filter((s) => s.action.type === 'search');
+  const covered = Math.min(1, searches.length / chainLength(state.question.question));
+  const last = searches[searches.length - 1];
+  const out = { bridge: 0, bridgeRelation: 0, beside: 0, relation: 0, covered, namesSubject: 0 };
+  if (!last || last.action.type !== 'search') return out;
+  const subject = words(entities(last.action.query).join(' '));
+  const rel = openRelations(state, searches);
+  // A sentence of a page about that entity (its title names it, or it names the title) is beside it too.
+  const titleAbout = (title: string) => {
+    const t = words(title);
+    return [...subject].some((e) => t.has(e)) || (t.size > 0 && [...t].every((x) => subject.has(x)));
+  };
+  const sentences = (last.docs ?? []).flatMap((d) => sentencesOf(d.text).map((x) => ({ text: x, w: words(x), page: titleAbout(d.title) })));
+  const beside = (x: { w: Set<string>; page: boolean }) => x.page || [...subject].some((e) => x.w.has(e));
+  const a = c.action;
+  if (a.type === 'search') {
+    const earlier = new Set(searches.flatMap((s) => (s.action.type === 'search' ? [...words(s.action.query)] : [])));
+    const fresh = [...w].filter((x) => !q.has(x) && !earlier.has(x));
+    if (fresh.length === 0) return out;
+    for (const x of sentences) {
+      if (!fresh.every((f) => x.w.has(f)) || !beside(x)) continue;
+      out.bridge = 1;
+      if (relationOverlap(x.text, rel) > 0) out.bridgeRelation = 1;
+    }
+  } else if (a.type === 'extract') {
+    // Evidence about the entity the latest search was for, on the question's relations.
+    const ew = words(a.evidence);
+    if (ew.size === 0) return out;
+    out.beside = [...subject].some((e) => ew.has(e)) ? 1 : 0;
+    out.relation = relationOverlap(a.evidence, rel) > 0 ? 1 : 0;
+  } else if (a.type === 'answer') {
+    const norm = normalizeAnswer(a.answer);
+    if (norm === '') return out;
+    // The entity the search was for is on its own page, but it is the question's next step, not its answer.
+    out.namesSubject = w.size > 0 && [...w].every((x) => subject.has(x)) ? 1 : 0;
+    for (const x of sentences) {
+      if (!` ${normalizeAnswer(x.text)} `.includes(` ${norm} `)) continue;
+      if (relationOverlap(x.text, rel) > 0) out.relation = 1;
+      if (beside(x)) out.beside = 1;
+    }
+  }
+  return out;
+}
+
+/** A relation word is spoken of in a text (by its stem-like prefix, as relationOverlap matches it). */
+const speaksOf = (text: string, r: string) => normalizeAnswer(text).includes(r.slice(0, Math.max(4, r.length - 2)));
+
+/**
+ * The question's relation words not yet resolved: a relation is resolved once a sentence speaking of it
+ * led the chain on — the sentence of an earlier search's documents naming the entity searched next — or
+ * was grounded as evidence. "The spouse of the lead actor of F": after F's page gave the lead actor and
+ * the actor was searched, "lead" and "actor" are resolved and "spouse" is open. All of them when none is
+ * left open, so a chain's last hop still reads the question's relations.
+ */
+function openRelations(state: State, searches: readonly State['steps'][number][]): string[] {
+  const rel = relationWords(state.question.question);
+  const q = words(state.question.question);
+  const used = new Set<string>();
+  const seen = new Set<string>();
+  for (let i = 0; i < searches.length; i++) {
+    const a = searches[i]!.action;
+    if (a.type !== 'search') continue;
+    const fresh = [...words(a.query)].filter((x) => !q.has(x) && !seen.has(x));
+    for (const x of words(a.query)) seen.add(x);
+    if (i === 0 || fresh.length === 0) continue;
+    for (const d of searches[i - 1]!.docs ?? []) {
+      for (const sentence of sentencesOf(d.text)) {
+        const sw = words(sentence);
+        if (fresh.every((f) => sw.has(f))) for (const r of rel) if (speaksOf(sentence, r)) used.add(r);
+      }
+    }
+  }
+  for (const st of state.steps) if (st.action.type === 'extract') for (const r of rel) if (speaksOf(st.action.evidence, r)) used.add(r);
+  const open = rel.filter((r) => !used.has(r));
+  return open.length ? open : rel;
+}
 
 function words(text: string): Set<string> {
   return new Set(normalizeAnswer(text).split(' ').filter((w) => w && !ENGLISH_STOP_WORDS.has(w)));
@@ -70,6 +160,7 @@ export function processFeatures(state: State, c: Candidate): number[] {
   const novelty = queries.length === 0 ? 1 : 1 - Math.max(...queries.map((x) => jaccard(words(x), w)));
   const repeat = queries.some((x) => normalizeAnswer(x) === norm) ? 1 : 0;
   const fromDocs = [...w].filter((x) => docWords.has(x) && !q.has(x)).length / Math.max(1, w.size);
+  const chain = chainFeatures(state, c, w, q);
   return [
     S ? 1 : 0,
     A ? 1 : 0,
@@ -92,6 +183,15 @@ export function processFeatures(state: State, c: Candidate): number[] {
     E ? inDocs : 0,
     E ? share(w, docWords) : 0,
     E ? length : 0,
+    S ? chain.bridge : 0,
+    S ? chain.bridgeRelation : 0,
+    S ? chain.covered : 0,
+    A ? chain.beside : 0,
+    A ? chain.relation : 0,
+    A ? chain.covered : 0,
+    E ? chain.beside : 0,
+    E ? chain.relation : 0,
+    A ? chain.namesSubject : 0,
   ];
 }
 

@@ -16,7 +16,8 @@
  *     not the work's own, and the work's real name must be searched next (one more hop);
  *   - each alternative-title page also names a different work with its maker, year and star, an answer
  *     of the right kind for a premature answer to take;
- *   - the environment gives 8 searches and 10 turns, against questions that need up to 7 lookups.
+ *   - the environment gives 8 searches (and 16 turns, room for a grounding step after each), against
+ *     questions that need up to 7 lookups: a wasted search can leave a chain unfinished.
  *
  * Everything is generated from the seed: the same seed, size and profile give the same files.
  */
@@ -58,7 +59,7 @@ export const PROFILES: Record<WorldProfileName, WorldProfile> = {
     alternativeTitles: 0.7,
     useAlternativeTitle: 1,
     startAtWork: 0.7,
-    env: { maxTurns: 10, maxSearches: 8 },
+    env: { maxTurns: 16, maxSearches: 8 },
   },
 };
 

@@ -18,7 +18,9 @@ import type { State } from '../../env/env.js';
 import { retrievedDocs } from '../../env/env.js';
 import type { Protocol } from '../../agents/protocol.js';
 import { sameAction } from '../../process/tree.js';
-import { ENGLISH_STOP_WORDS } from '../../retrieval/analyzer.js';
+import { entities, relationOverlap as overlap, relationWords } from '../../prm/question-parts.js';
+
+export { entities, relationWords } from '../../prm/question-parts.js';
 
 export const SOURCES = ['question', 'question-entity', 'entity-relation', 'doc-entity', 'answer-span', 'option', 'yes-no', 'evidence', 'given'] as const;
 export type Source = (typeof SOURCES)[number];
@@ -55,43 +57,15 @@ export interface CandidateLimits {
   citationSets: number;
 }
 
-export const CANDIDATE_LIMITS: CandidateLimits = { docEntities: 6, spans: 12, citationSets: CITATION_RULES.length };
+export const CANDIDATE_LIMITS: CandidateLimits = { docEntities: 8, spans: 16, citationSets: CITATION_RULES.length };
 
-const WH = new Set(['who', 'what', 'when', 'where', 'which', 'why', 'how', 'whom', 'whose', 'in', 'is', 'are', 'was', 'were', 'do', 'does', 'did']);
-const ENTITY = /\b[A-Z][\p{L}\d'’-]*(?:\s+(?:of|the|de|von|van|in|and|a)?\s*[A-Z\d][\p{L}\d'’-]*)*/gu;
 const NUMBER = /\b\d{1,4}(?:,\d{3})*\b/g;
 const YES_NO = /^(are|is|was|were|do|does|did|can|has|have)\b/i;
-
-/** Capitalised spans, without a sentence-initial question word. */
-export function entities(text: string): string[] {
-  const out: string[] = [];
-  for (const m of text.matchAll(ENTITY)) {
-    let e = m[0].trim();
-    const first = e.split(/\s+/)[0]!.toLowerCase();
-    if (WH.has(first)) e = e.split(/\s+/).slice(1).join(' ');
-    if (e.length > 1 && !out.includes(e)) out.push(e);
-  }
-  return out;
-}
-
-/** Content words of the question outside its entities: "director", "born", "capital". */
-export function relationWords(question: string): string[] {
-  let rest = question;
-  for (const e of entities(question)) rest = rest.replace(e, ' ');
-  const words = rest.toLowerCase().match(/[\p{L}]+/gu) ?? [];
-  return [...new Set(words.filter((w) => !ENGLISH_STOP_WORDS.has(w) && !WH.has(w) && w.length > 2))];
-}
 
 /** "Which …, A or B?" → [A, B]. */
 export function options(question: string): string[] {
   const m = /,\s*(.+?)\s+or\s+(.+?)\?$/.exec(question);
   return m ? [m[1]!.trim(), m[2]!.trim()] : [];
-}
-
-function overlap(sentence: string, rel: readonly string[]): number {
-  if (rel.length === 0) return 0;
-  const s = normalizeAnswer(sentence);
-  return rel.filter((r) => s.includes(r.slice(0, Math.max(4, r.length - 2)))).length / rel.length;
 }
 
 // ------------------------------------------------------------------------------------ citations
@@ -202,6 +176,15 @@ function withCitations(cands: readonly GymCandidate[], view: ReferenceView, limi
 
 // ----------------------------------------------------------------------------------- candidates
 
+/**
+ * The entities of a sentence, without a lone capitalised word opening it ("His", "Directed", "People")
+ * unless some page is titled so: a sentence's first word is capitalised whether or not it is a name.
+ */
+function sentenceEntities(sentence: string, titles: ReadonlySet<string>): string[] {
+  const first = sentence.trimStart().split(/\s+/)[0] ?? '';
+  return entities(sentence).filter((e) => e.includes(' ') || !first.startsWith(e) || titles.has(normalizeAnswer(e)));
+}
+
 /** Candidate actions of a state for a protocol (only the action types it allows there). */
 export function generateCandidates(state: State, protocol: Protocol, limits: Partial<CandidateLimits> = {}): GymCandidate[] {
   const lim: CandidateLimits = { ...CANDIDATE_LIMITS, ...limits };
@@ -226,12 +209,21 @@ export function generateCandidates(state: State, protocol: Protocol, limits: Par
   };
   const searches = state.steps.filter((s) => s.action.type === 'search');
   const last = searches[searches.length - 1];
+  // The entity the latest search was for, and whether a text is about it.
+  const subject = last?.action.type === 'search' ? entities(last.action.query).map((e) => normalizeAnswer(e)) : [];
+  const isAbout = (text: string) => subject.some((x) => x && normalizeAnswer(text).includes(x));
+  // A page is about it when its title names it or it names the title ("Toalislander" → the page "Toalisland").
+  const pageAbout = (title: string) => isAbout(title) || subject.some((x) => x && normalizeAnswer(title) !== '' && x.includes(normalizeAnswer(title)));
   // A citing protocol answers from its numbered references (the question's context, or what it retrieved).
   const allDocs: RetrievedDoc[] = view ? protocol.references!(state).map((p) => ({ passageId: p.id, title: p.title, text: p.text, score: 0 })) : retrievedDocs(state);
 
   if (allowed.has('extract')) {
     const lastDocs = last?.docs ?? [];
-    const ranked = lastDocs.flatMap((d) => sentencesOf(d.text)).map((s) => ({ s, o: overlap(s, rel) })).sort((a, b) => b.o - a.o).slice(0, 3);
+    // Sentences about the entity the latest search was for first, then by the question's relations.
+    const ranked = lastDocs
+      .flatMap((d) => sentencesOf(d.text).map((s) => ({ s, o: overlap(s, rel), about: pageAbout(d.title) || isAbout(s) ? 1 : 0 })))
+      .sort((a, b) => b.about - a.about || b.o - a.o)
+      .slice(0, 4);
     for (const { s, o } of ranked) add({ action: { type: 'extract', evidence: s }, source: 'evidence', sentenceOverlap: o });
     add({ action: { type: 'extract', evidence: 'None' }, source: 'evidence', sentenceOverlap: 0 });
   }
@@ -242,8 +234,29 @@ export function generateCandidates(state: State, protocol: Protocol, limits: Par
       if (rel.length) add({ action: { type: 'search', query: `${e} ${rel.join(' ')}` }, source: 'entity-relation', sentenceOverlap: 0 });
     }
     const qText = normalizeAnswer(q);
-    const docEntities = (last?.docs ?? []).flatMap((d) => entities(d.text)).filter((e) => !qText.includes(normalizeAnswer(e)));
-    for (const e of [...new Set(docEntities)].slice(0, lim.docEntities)) add({ action: { type: 'search', query: rel.length ? `${e} ${rel.join(' ')}` : e }, source: 'doc-entity', sentenceOverlap: 0 });
+    // Entities of the latest documents, those in a sentence beside the entity that search was for
+    // first (the likely bridge), then by how much their sentence speaks of the question's relations.
+    // A page about that entity (its title names it) counts as beside it in every sentence, pronouns and all;
+    // the page titles themselves are candidates too (a namesake's disambiguated title finds its page).
+    const ranked: { e: string; score: number }[] = [];
+    const titles = new Set((last?.docs ?? []).map((d) => normalizeAnswer(d.title)));
+    for (const d of last?.docs ?? []) {
+      const page = pageAbout(d.title);
+      if (!qText.includes(normalizeAnswer(d.title))) ranked.push({ e: d.title, score: page ? 0 : 1 });
+      for (const s of sentencesOf(d.text)) {
+        const score = (page || isAbout(s) ? 2 : 0) + overlap(s, rel);
+        for (const e of sentenceEntities(s, titles)) if (!qText.includes(normalizeAnswer(e))) ranked.push({ e, score });
+      }
+    }
+    const best = new Map<string, number>();
+    for (const { e, score } of ranked) best.set(e, Math.max(best.get(e) ?? -1, score));
+    const docEntities = [...best.keys()].sort((a, b) => best.get(b)! - best.get(a)!);
+    // The entity alone, and with the question's relation words ("Pricandport city born …" finds the city
+    // where "Pricandport" alone finds films named after it; the words can also pull in pages that merely share them).
+    for (const e of docEntities.slice(0, lim.docEntities)) {
+      add({ action: { type: 'search', query: e }, source: 'doc-entity', sentenceOverlap: 0 });
+      if (rel.length) add({ action: { type: 'search', query: `${e} ${rel.join(' ')}` }, source: 'doc-entity', sentenceOverlap: 0 });
+    }
   }
   if (allowed.has('answer')) {
     const opts = options(q);
@@ -253,21 +266,25 @@ export function generateCandidates(state: State, protocol: Protocol, limits: Par
       add({ action: { type: 'answer', answer: 'no' }, source: 'yes-no', sentenceOverlap: 0, kind: 'yesno' });
     }
     const lastIds = new Set((last?.docs ?? []).map((d) => d.passageId));
-    const spans: GymCandidate[] = [];
+    const spans: (GymCandidate & { about: boolean })[] = [];
     for (const d of allDocs) {
+      const recent = lastIds.has(d.passageId);
       for (const s of sentencesOf(d.text)) {
         const o = overlap(s, rel);
-        for (const e of entities(s)) spans.push({ action: { type: 'answer', answer: e }, source: 'answer-span', sentenceOverlap: o, kind: 'name', recent: lastIds.has(d.passageId) });
-        for (const m of s.matchAll(NUMBER)) spans.push({ action: { type: 'answer', answer: m[0] }, source: 'answer-span', sentenceOverlap: o, kind: 'number', recent: lastIds.has(d.passageId) });
+        // Beside the entity the latest search was for: the answer of the chain's current hop is there.
+        const about = recent && (pageAbout(d.title) || isAbout(s));
+        for (const e of entities(s)) spans.push({ action: { type: 'answer', answer: e }, source: 'answer-span', sentenceOverlap: o, kind: 'name', recent, about });
+        for (const m of s.matchAll(NUMBER)) spans.push({ action: { type: 'answer', answer: m[0] }, source: 'answer-span', sentenceOverlap: o, kind: 'number', recent, about });
       }
     }
-    // The spans whose sentences speak of the question's relation first.
-    spans.sort((a, b) => b.sentenceOverlap - a.sentenceOverlap || Number(b.recent ?? false) - Number(a.recent ?? false));
+    // The spans beside the latest search's entity first, then those whose sentences speak of the question's relation.
+    spans.sort((a, b) => Number(b.about) - Number(a.about) || b.sentenceOverlap - a.sentenceOverlap || Number(b.recent ?? false) - Number(a.recent ?? false));
     let added = 0;
     for (const c of spans) {
       if (added >= lim.spans) break;
       const before = out.length;
-      add(c);
+      const { about: _about, ...candidate } = c;
+      add(candidate);
       if (out.length > before) added++;
     }
     if (!out.some((c) => c.action.type === 'answer')) add({ action: { type: 'answer', answer: 'unknown' }, source: 'answer-span', sentenceOverlap: 0, kind: 'phrase' });
