@@ -199,7 +199,7 @@ export async function runSeed(o: PipelineOptions, seed: number, log: (l: string)
     const first = !llm && recipe.base ? 3 : 2;
     if (first === 3) {
       const b = recipe.base!;
-      await ctx.step(2, 'base', `warm-started base: SFT on the ${b.teacher}${b.teacher === 'sim' ? `(${b.competence})` : ''} teacher's correct episodes on ${ctx.warmup.length} other training questions`, join(ctx.dir, 'base'), { base: b }, () => warmStartBase(ctx, join(ctx.dir, 'base')));
+      await ctx.step(2, 'base', `warm-started base: SFT on the ${b.teacher.includes(':') ? b.teacher : `${b.teacher}(${b.competence})`} teacher's correct episodes on ${ctx.warmup.length} other training questions`, join(ctx.dir, 'base'), { base: b }, () => warmStartBase(ctx, join(ctx.dir, 'base')));
     }
     // A stage the LLM engine could not run here (no pairs, a checkpoint not trained here) says so in its summary.
     const skippedStages = new Set<string>();
@@ -305,7 +305,8 @@ async function runSeedsAndClaims(o: PipelineOptions, out: string, log: (line: st
   writeJsonAtomicSync(join(out, 'results.json'), { recipe: o.recipe.name, paper: o.recipe.paper, seconds, claims, seeds: perSeed.map((s) => ({ seed: s.seed, timings: s.timings, cells: s.results.cells })) });
   // The report of the first seed, with the claims above its tables; results.md: the claims and every seed's table, then that report.
   const first = perSeed[0]!.results;
-  writeReport(out, { ...first, notes: [...claims.map(claimLine), `${o.recipe.description} Tables below: seed ${perSeed[0]!.seed}; every seed's tables are in seed-S/eval/.`, ...(first.notes ?? [])] });
+  const rows = o.recipe.evaluate.systems.filter((s) => s.about).map((s) => `${s.name}: ${s.about}`);
+  writeReport(out, { ...first, notes: [...claims.map(claimLine), `${o.recipe.description} Tables below: seed ${perSeed[0]!.seed}; every seed's tables are in seed-S/eval/.`, ...rows, ...(first.notes ?? [])] });
   writeFileSync(join(out, 'results.md'), resultsMarkdown(result) + '\n' + readFileSync(join(out, 'results.md'), 'utf8'));
   return result;
 }

@@ -78,6 +78,8 @@ const systemSchema = z
     prm: z.string().optional(),
     n: z.number().int().positive().optional(),
     temperature: z.number().min(0).max(10).optional(),
+    /** One sentence on what the row is, shown above the report's tables. */
+    about: z.string().optional(),
   })
   .strict();
 

@@ -122,7 +122,9 @@ export async function openSeed(recipe: Recipe, out: string, seed: number, sizes:
   const train = trainSplit.slice(0, sizes.trainQuestions);
   // The warm start's questions come after the recipe's own, so the methods never train on them twice.
   const warmup = recipe.base ? trainSplit.slice(sizes.trainQuestions, sizes.trainQuestions + recipe.base.questions) : [];
-  if (recipe.base && warmup.length < recipe.base.questions) throw new InputError(`base: ${recipe.base.questions} warm-start questions after the ${sizes.trainQuestions} training questions, but the world's train split has ${trainSplit.length}`, 'lower base.questions or trainQuestions, or raise the world\'s entities');
+  // A small world (tests, --entities) gives the warm start what its train split has left, and says so.
+  if (recipe.base && warmup.length === 0) throw new InputError(`base: no warm-start questions left after the ${sizes.trainQuestions} training questions (the world's train split has ${trainSplit.length})`, 'lower trainQuestions, or raise the world\'s entities');
+  if (recipe.base && warmup.length < recipe.base.questions) log(`[seed ${seed}] base: ${warmup.length} warm-start questions (of ${recipe.base.questions}): the world's train split has ${trainSplit.length}`);
   const retriever = await openRetriever(indexDir);
   const envSettings = seedEnv(recipe, protocol);
   const env = new RagEnv({ retriever, ...envSettings });
@@ -227,5 +229,6 @@ export async function prmStage(ctx: Seed, stage: Extract<Stage, { kind: 'prm' }>
   const { prm, heldOut } = await trainPrm(pairs, { seed: ctx.seed, ...stage.settings });
   prm.save(join(dir, 'prm.json'));
   await writeJsonl(join(dir, 'heldout.jsonl'), heldOut);
-  return { pairs: pairs.length, heldOut: heldOut.length, heldOutAccuracy: prm.saved.training.heldOutAccuracy ?? null };
+  const calibration = heldOut.length ? (await prm.evaluate(heldOut)).calibration : undefined;
+  return { pairs: pairs.length, heldOut: heldOut.length, heldOutAccuracy: prm.saved.training.heldOutAccuracy ?? null, heldOutEce: calibration ? Number(calibration.ece.toFixed(4)) : null };
 }

@@ -130,9 +130,37 @@ export class TrainedPRM implements PRM {
   /** How often the chosen step outscores the rejected one (a tie counts 0.5), overall and by the chosen step's type, with the mean Bradley–Terry loss. */
   async evaluate(pairs: readonly PrmPairRecord[]): Promise<PairEval> {
     const xs = await pairFeatures(this.embedder, pairs);
-    const credits = xs.map((x) => pairCredit(this.model.score(x.chosen), this.model.score(x.rejected)));
-    return { ...pairTally(pairs, credits), loss: evaluatePairs(this.model, xs).loss };
+    const margins = xs.map((x) => this.model.score(x.chosen) - this.model.score(x.rejected));
+    const credits = margins.map((m) => pairCredit(m, 0));
+    return { ...pairTally(pairs, credits), loss: evaluatePairs(this.model, xs).loss, calibration: pairCalibration(margins) };
   }
+}
+
+/**
+ * Calibration of a Bradley–Terry head on pairs: the model says the step it scores higher is preferred
+ * with probability σ(|s_a − s_b|); binned by that confidence (0.5–0.6, …, 0.9–1), each bin's mean
+ * confidence against the share of its pairs where the higher-scored step is the chosen one (a tie
+ * counts 0.5). ECE: the bins' |accuracy − confidence| weighted by their pairs. A PRM at chance with
+ * confident scores shows a large ECE; a well-calibrated one, accuracy close to confidence in each bin.
+ */
+export function pairCalibration(margins: readonly number[]): NonNullable<PairEval['calibration']> {
+  const edges = [0.5, 0.6, 0.7, 0.8, 0.9, 1.0000001];
+  const bins = edges.slice(0, -1).map((from, i) => ({ from, to: Math.min(1, edges[i + 1]!), n: 0, confidence: 0, accuracy: 0 }));
+  for (const m of margins) {
+    const conf = 1 / (1 + Math.exp(-Math.abs(m)));
+    const b = bins.find((x, i) => conf >= x.from && conf < edges[i + 1]!)!;
+    b.confidence += conf;
+    b.accuracy += m > 0 ? 1 : m === 0 ? 0.5 : 0;
+    b.n++;
+  }
+  let ece = 0;
+  for (const b of bins) {
+    if (b.n === 0) continue;
+    b.confidence /= b.n;
+    b.accuracy /= b.n;
+    ece += (b.n / Math.max(1, margins.length)) * Math.abs(b.accuracy - b.confidence);
+  }
+  return { ece, bins };
 }
 
 /** Accuracy overall and by the chosen step's type, from each pair's credit (1, 0.5 for a tie, 0). */
@@ -168,6 +196,8 @@ export interface PairEval {
   accuracy: number;
   by_type: Record<string, { n: number; accuracy: number }>;
   loss: number;
+  /** A trained head's calibration on the pairs ({@link pairCalibration}); absent for PRMs without a pairwise probability. */
+  calibration?: { ece: number; bins: { from: number; to: number; n: number; confidence: number; accuracy: number }[] };
 }
 
 /** Options of {@link trainPrm}: the head's training settings plus the feature embedder spec (default `hash:512`) and the held-out share. */

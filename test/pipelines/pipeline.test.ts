@@ -113,6 +113,23 @@ claims:
     assert.ok(lines.some((l) => /grpo: grpo from base …/.test(l)), 'stages after a changed one run again');
   });
 
+  it('a warm-started base (recipe.base): SFT on the gym teacher\'s episodes on questions after the training ones, evaluated as base', async () => {
+    const warm = join(tmp.dir, 'warm.yaml');
+    writeFileSync(warm, recipeText(0.3).replace('seeds: [0, 1]', 'seeds: [0]\nbase: { questions: 30 }').replace(/  - \{ id: (dpo|grpo|prm).*\n/g, '').replace(/    - \{ name: (DPO|GRPO|base \+ PRM).*\n/g, '').replace(/claims:\n(  - .*\n)+/, ''));
+    const log: string[] = [];
+    const r = await runPipeline({ recipe: loadRecipe(warm).recipe, recipePath: warm, out: join(tmp.dir, 'warm-out'), log: (l) => log.push(l) });
+    const saved = JSON.parse(readFileSync(join(tmp.dir, 'warm-out', 'seed-0', 'base', 'policy.json'), 'utf8'));
+    assert.equal(saved.training[0].algo, 'sft');
+    assert.ok(saved.training[0].demonstrations > 10, `${saved.training[0].demonstrations} demonstrations`);
+    assert.ok(saved.model.params.some((w: number) => w !== 0), 'trained weights');
+    assert.ok(log.some((l) => /\[seed 0\] \[2\/4\] base: warm-started base: SFT on the gym-teacher\(0\.8\)/.test(l)), log.join('\n'));
+    assert.ok(log.some((l) => /\[3\/4\] annotate: mcts-spre annotation with base/.test(l)));
+    assert.equal(r.seeds[0]!.results.cells[0]!.system, 'base');
+    // The base evaluated is the warm-started file, not the untrained policy.
+    assert.ok(!existsSync(join(tmp.dir, 'warm-out', 'seed-0', 'base.json')));
+    assert.ok(JSON.stringify(r.seeds[0]!.results.config.systems[0]).includes(join('seed-0', 'base', 'policy.json')));
+  });
+
   it('the CLI names an unknown recipe and a bad setting with their fix', () => {
     const { run } = cliRunner(tmp.dir);
     const r = run('pipeline', '--recipe', 'nope');

@@ -1,0 +1,106 @@
+/**
+ * The world's profiles and its balance (issue 43): yes/no and either-or answers without a lean in
+ * either profile, and the `deep` profile's declared properties measured on a generated world — chain
+ * lengths, the first search (the question as asked) missing the first passage needed, the real title's
+ * search finding it, and a tempting wrong answer on the page the first search finds.
+ */
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { normalizeAnswer } from '../../src/core/text.js';
+import type { Question } from '../../src/core/types.js';
+import { generateWorld, type World, writeWorld } from '../../src/corpus/world/index.js';
+import { options } from '../../src/learn/gym/candidates.js';
+import { buildIndex, openRetriever } from '../../src/retrieval/index-dir.js';
+import type { Retriever } from '../../src/retrieval/types.js';
+import { tempDir } from '../helpers.js';
+
+const share = (xs: readonly boolean[]) => xs.filter(Boolean).length / xs.length;
+
+/** Shares of "yes" among yes/no answers and of "the first option" among either-or answers. */
+function lean(qs: readonly Question[]) {
+  const yesNo = qs.filter((q) => q.answers[0] === 'yes' || q.answers[0] === 'no');
+  const either = qs.filter((q) => options(q.question).length === 2);
+  const first = either.map((q) => q.answers.some((a) => normalizeAnswer(a) === normalizeAnswer(options(q.question)[0]!)));
+  return { yes: share(yesNo.map((q) => q.answers[0] === 'yes')), yesNo: yesNo.length, first: share(first), either: either.length };
+}
+
+describe('world balance: no answer a guess can lean on', () => {
+  for (const profile of ['basic', 'deep'] as const) {
+    it(`${profile}: yes/no answers and the position of the right option are balanced (two seeds)`, () => {
+      for (const seed of [0, 1]) {
+        const l = lean(generateWorld({ seed, entities: 10_000, profile }).questions);
+        // Binomial sd at n ≈ 200 is 0.035: 0.40–0.60 is about three sd either side.
+        assert.ok(l.yesNo >= 150 && l.yes > 0.4 && l.yes < 0.6, `${profile} seed ${seed}: yes ${l.yes.toFixed(3)} of ${l.yesNo}`);
+        assert.ok(l.either >= 300 && l.first > 0.4 && l.first < 0.6, `${profile} seed ${seed}: first option ${l.first.toFixed(3)} of ${l.either}`);
+      }
+    });
+  }
+});
+
+describe('the deep profile', () => {
+  const tmp = tempDir();
+  let basic: World;
+  let deep: World;
+  const retrievers: Record<string, Retriever> = {};
+  before(async () => {
+    basic = generateWorld({ seed: 5, entities: 3000, questions: 600, profile: 'basic' });
+    deep = generateWorld({ seed: 5, entities: 3000, questions: 600, profile: 'deep' });
+    for (const [name, w] of [['basic', basic], ['deep', deep]] as const) {
+      await writeWorld(join(tmp.dir, name), w);
+      await buildIndex(join(tmp.dir, name, 'corpus.jsonl'), join(tmp.dir, name, 'index'), { quiet: true });
+      retrievers[name] = await openRetriever(join(tmp.dir, name, 'index'));
+    }
+  });
+  after(async () => {
+    for (const r of Object.values(retrievers)) await r.close?.();
+    tmp.cleanup();
+  });
+
+  const isAlt = (id: string | undefined) => !!id?.endsWith('-alt');
+
+  it('asks chains of 3–6 relation hops (one more lookup where a work goes by its alternative title)', () => {
+    const comp = deep.questions.filter((q) => q.type === 'compositional');
+    const relationHops = comp.map((q) => q.decomposition!.filter((d) => !isAlt(d.passageId)).length);
+    assert.deepEqual([...new Set(relationHops)].sort(), [3, 4, 5, 6]);
+    for (const q of deep.questions) assert.equal(q.metadata?.['hops'], q.decomposition!.length, q.id);
+    assert.ok(share(comp.map((q) => isAlt(q.decomposition![0]!.passageId))) > 0.3, 'alternative titles in the chains');
+    assert.equal(deep.stats.profile, 'deep');
+    assert.ok(deep.stats.alternativeTitles > 0 && basic.stats.alternativeTitles === 0);
+  });
+
+  it('the question as asked misses the first passage it needs about half the time (basic: rarely); the real title finds it', async () => {
+    const firstMiss = async (w: World, r: Retriever) => {
+      const misses: boolean[] = [];
+      const reformulated: boolean[] = [];
+      for (const q of w.questions) {
+        const first = q.decomposition!.find((d) => !isAlt(d.passageId))!;
+        misses.push(!(await r.search(q.question, 3)).some((h) => h.passageId === first.passageId));
+        if (isAlt(q.decomposition![0]!.passageId)) reformulated.push((await r.search(first.question, 3)).some((h) => h.passageId === first.passageId));
+      }
+      return { miss: share(misses), found: reformulated.length ? share(reformulated) : NaN };
+    };
+    const b = await firstMiss(basic, retrievers['basic']!);
+    const d = await firstMiss(deep, retrievers['deep']!);
+    assert.ok(b.miss < 0.15, `basic first-query miss ${b.miss}`);
+    assert.ok(d.miss > 0.4, `deep first-query miss ${d.miss}`);
+    assert.ok(d.found > 0.9, `deep: the sub-question with the real title finds the page ${d.found}`);
+  });
+
+  it('the alternative-title page names a different work with its maker: a tempting wrong answer', () => {
+    const byId = new Map(deep.passages.map((p) => [p.id, p]));
+    const makers = new Set(deep.graph.entities.filter((e) => e.type === 'person').map((e) => e.name));
+    let tempting = 0;
+    let n = 0;
+    for (const q of deep.questions) {
+      const [alt, next] = q.decomposition!;
+      if (!isAlt(alt?.passageId) || !next) continue;
+      n++;
+      const text = byId.get(alt!.passageId!)!.text;
+      // A person named on the page who is not the answer of the hop that follows.
+      const named = [...makers].filter((m) => text.includes(m));
+      if (named.some((m) => normalizeAnswer(m) !== normalizeAnswer(next.answer))) tempting++;
+    }
+    assert.ok(n > 50 && tempting / n > 0.95, `${tempting} of ${n}`);
+  });
+});
