@@ -13,7 +13,7 @@ export { DATASET_FORMATS, type DatasetFormat, detectFormat, loadDataset, loadDat
 export { CORPUS_FORMATS, type CorpusBuildStats, type CorpusFormat, corpusFromQuestions, type CorpusReadOptions, readCorpus, writeCorpus } from './corpus/corpus.js';
 export { toFlashrag } from './corpus/formats/flashrag.js';
 export type { Json } from './corpus/formats/fields.js';
-export { type Entity, type EntityType, generateWorld, type Graph, type QuestionMix, writeWorld, type World, type WorldOptions, type WorldStats, QUESTION_TYPES } from './corpus/world/index.js';
+export { type Entity, type EntityType, generateWorld, type Graph, type QuestionMix, writeWorld, type World, type WorldOptions, type WorldStats, QUESTION_TYPES, WORLD_PROFILES, type WorldProfileName } from './corpus/world/index.js';
 export { answerScores, type AnswerScores, coverMatch, exactMatch, type F1Result, f1Score, normalizeAnswer, type NormalizeOptions } from './eval/metrics.js';
 export { bootstrapCI, type BootstrapOptions, type PairedBootstrap, pairedBootstrap, type PairedTTest, pairedTTest } from './eval/stats.js';
 export { loadPredictions, type Predictions } from './eval/predictions.js';

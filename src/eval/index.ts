@@ -13,6 +13,7 @@ export { type EpisodeOptions, runEpisode, runQuestions, type RunOptions, type Ru
 export { type BuiltSystem, buildSystem, type SelectMethod, type SystemSpec } from './systems.js';
 export { type EvalProgress, readEvalConfig, runEval } from './harness.js';
 export type { Cell, Curve, DatasetSpec, EvalConfig, EvalResults } from './results.js';
+export { answerInQuestion, emByType, NEEDS_RETRIEVAL, type TypeEm } from './question-types.js';
 export { renderHtml, renderMarkdown, type ReportOptions, writeReport } from './report.js';
 export type { LinePoint, LineSeries, RefLine } from './svg.js';
 export { ANSWER_METRICS, type AnswerMetric, comparePaired, type PairedComparison, type QuestionScore, scorePredictions, type ScoreReport } from './score.js';

@@ -20,7 +20,7 @@ after(tmp.cleanup);
 describe('ragtrail demo', () => {
   it('runs the whole loop and writes the report, results and a printed table', () => {
     assert.equal(demoRun.status, 0, demoRun.stderr);
-    for (const f of ['report.html', 'results.json', 'results.md', 'seed-0/prm/prm.json', 'seed-0/base.json', 'seed-0/step-dpo/policy.json', 'seed-0/grpo/policy.json', 'seed-0/annotate/pairs.jsonl']) assert.ok(existsSync(join(demo, f)), f);
+    for (const f of ['report.html', 'results.json', 'results.md', 'seed-0/prm/prm.json', 'seed-0/base/policy.json', 'seed-0/step-dpo/policy.json', 'seed-0/grpo/policy.json', 'seed-0/annotate/pairs.jsonl']) assert.ok(existsSync(join(demo, f)), f);
     const results = JSON.parse(readFileSync(join(demo, 'results.json'), 'utf8'));
     const cells = results.seeds[0].cells;
     assert.deepEqual(cells.map((c: { system: string }) => c.system), ['base', 'step-DPO (process)', 'GRPO (outcome)', 'base + PRM best-of-4', 'step-DPO + PRM best-of-4']);
@@ -34,6 +34,11 @@ describe('ragtrail demo', () => {
     assert.match(html, /step-dpo: pair accuracy by epoch/);
     assert.match(html, /grpo: mean reward of the sampled episodes by batch/);
     assert.match(html, /<polyline/);
+    // Issue 43: EM split by question type, the claims on the questions that need retrieval, and a sentence per row.
+    assert.match(html, /EM by question type/);
+    assert.match(html, /on the questions that need retrieval (HOLDS|does not hold)/);
+    assert.match(html, /base: the warm-started gym policy/);
+    assert.match(readFileSync(join(demo, 'results.md'), 'utf8'), /\| system \| .*needs retrieval \|/);
   });
 });
 

@@ -64,7 +64,7 @@ describe('ragtrail view in a browser', { skip: NO_CHROMIUM }, () => {
   it('sources → run → question: the list and the transcript show what the files hold', async () => {
     const { page, errors } = await open();
     await page.goto(base);
-    for (const h of ['Results (2)', 'Runs (5)', 'Annotations (1)', 'Training logs (3)']) await page.getByRole('heading', { name: h }).waitFor();
+    for (const h of ['Results (2)', 'Runs (5)', 'Annotations (1)', 'Training logs (4)']) await page.getByRole('heading', { name: h }).waitFor();
     const run = byRel('/base__world-test');
     const file = lines(run.files['trajectories']!);
     await page.getByRole('link', { name: run.rel }).click();

@@ -36,7 +36,8 @@ describe('view: sources, rows, trees, results and curves from a demo output', ()
     assert.ok(kinds('run').every((r) => r.startsWith('demo/seed-0/eval/runs/')));
     assert.deepEqual(kinds('annotation'), ['demo/seed-0/annotate']);
     assert.deepEqual(kinds('results'), ['demo', 'demo/seed-0/eval']);
-    assert.deepEqual(kinds('training'), ['demo/seed-0/grpo', 'demo/seed-0/prm', 'demo/seed-0/step-dpo']);
+    // The warm-started base (issue 43) is a trained policy too.
+    assert.deepEqual(kinds('training'), ['demo/seed-0/base', 'demo/seed-0/grpo', 'demo/seed-0/prm', 'demo/seed-0/step-dpo']);
     // Ids are stable for the same folders.
     assert.deepEqual(findSources([out]).map((s) => s.id), sources.map((s) => s.id));
   });

@@ -23,7 +23,9 @@
  */
 import type { QuestionMix } from './questions.js';
 
+/** The world profiles `ragtrail world --profile` and a recipe's `world.profile` accept. */
 export const WORLD_PROFILES = ['basic', 'deep'] as const;
+/** One of {@link WORLD_PROFILES}. */
 export type WorldProfileName = (typeof WORLD_PROFILES)[number];
 
 /** The settings a profile fixes. */
