@@ -39,7 +39,11 @@ export function retrieved(state: State, text: string | undefined, passageId?: st
   const docs = retrievedDocs(state);
   if (passageId && docs.some((d) => d.passageId === passageId)) return true;
   if (!text) return false;
-  // Whole words: "Keceovia" is not stated by "a Keceovian novelist".
+  return docsState(docs, text);
+}
+
+/** True when some document (title and text, normalised) states `text` as whole words: "Keceovia" is not stated by "a Keceovian novelist". */
+export function docsState(docs: readonly { title: string; text: string }[], text: string): boolean {
   const t = normalizeAnswer(text);
   return t !== '' && docs.some((d) => ` ${normalizeAnswer(`${d.title} ${d.text}`)} `.includes(` ${t} `));
 }

@@ -14,7 +14,7 @@
  * them teaches which candidate to choose; a teacher writing its own queries (the sim policy) takes
  * actions the gym never proposes. Labelled "[non-LLM: reads the gold plan]".
  */
-import { goldPlan, retrieved } from '../../agents/gold.js';
+import { docsState, goldPlan, retrieved } from '../../agents/gold.js';
 import type { Policy, ProposeOptions } from '../../agents/policy.js';
 import type { Protocol } from '../../agents/protocol.js';
 import { exactMatch, normalizeAnswer, tokenF1 } from '../../core/metrics.js';
@@ -66,8 +66,7 @@ export class CandidateTeacher implements Policy {
         }
         const f1 = tokenF1(tokens(a.query), tokens(next.query)).f1;
         const docs = await this.search(a.query);
-        const t = next.answer ? normalizeAnswer(next.answer) : '';
-        const finds = docs.some((d) => d.passageId === next.passageId || (t !== '' && ` ${normalizeAnswer(`${d.title} ${d.text}`)} `.includes(` ${t} `)));
+        const finds = docs.some((d) => d.passageId === next.passageId) || (next.answer !== undefined && docsState(docs, next.answer));
         // Among the queries that find it, the shortest (the entity alone), so that its choices follow one rule.
         out.push(finds ? 5 + 1 / (1 + tokens(a.query).length) + 0.01 * f1 : f1);
       } else out.push(-10);
