@@ -12,7 +12,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { basename, isAbsolute, join, relative } from 'node:path';
-import type { Cell, EvalResults } from './results.js';
+import type { Cell, EvalResults, LabelCheckSummary } from './results.js';
 import { barChart, lineChart, scatterChart } from './svg.js';
 
 /** Every rate of the report (EM, F1, Acc, shares, differences) is a proportion in [0, 1] with 3 decimals, as in the claims. */
@@ -129,6 +129,9 @@ function typeTables(r: EvalResults): { dataset: string; head: string[]; rows: st
 const TYPE_NOTE = 'EM (questions) per question type; "needs retrieval": the questions whose answer the question does not offer (not yes/no, no gold answer named in it), where a guess between options cannot score.';
 
 type Calibration = NonNullable<NonNullable<EvalResults['prm']>['calibration']>;
+const labelsNote = (l: LabelCheckSummary) =>
+  `Its training labels against the gold plan: the gold PRM prefers the annotation's chosen step in ${prop(l.goldAgreement)} of the pairs it does not tie (${prop(l.goldTies)} tied; 0.5 is noise)` +
+  (l.featuresCeiling === null ? '.' : `; the same head trained on the gold verdicts holds out ${prop(l.featuresCeiling)} (what its features can express).`);
 const calibrationNote = (c: Calibration) => `Calibration (the head's σ(score gap) as its confidence that the higher-scored step is the chosen one): ECE ${prop(c.ece)}.`;
 const calibrationRows = (c: Calibration) => c.bins.filter((b) => b.n > 0).map((b) => [`${b.from.toFixed(1)}–${b.to.toFixed(1)}`, String(b.n), prop(b.confidence), prop(b.accuracy)]);
 
@@ -184,6 +187,7 @@ export function renderMarkdown(r: EvalResults, opts: ReportOptions = {}): string
   for (const t of typeTables(r)) out.push('', `## EM by question type (${t.dataset})`, '', TYPE_NOTE, '', mdTable(t.head, t.rows));
   if (r.config.baseline) out.push('', `## Paired tests against ${r.config.baseline}`, '', mdTable(TEST_HEAD, testRows(r)));
   if (r.prm) out.push('', `## PRM pair accuracy`, '', `${reportPath(r.prm.model, opts.dir)} on ${reportPath(r.prm.pairs, opts.dir)}: ${prop(r.prm.accuracy)} of ${r.prm.n} pairs (a tie counts 0.5; chance 0.5)`, '', mdTable(['preferred type', 'pairs', 'accuracy'], Object.entries(r.prm.by_type).map(([k, v]) => [k, String(v.n), prop(v.accuracy)])));
+  if (r.prm?.labels) out.push('', labelsNote(r.prm.labels));
   if (r.prm?.calibration) out.push('', calibrationNote(r.prm.calibration), '', mdTable(['confidence', 'pairs', 'mean confidence', 'accuracy'], calibrationRows(r.prm.calibration)));
   return out.join('\n') + '\n';
 }
@@ -256,6 +260,7 @@ export function renderHtml(r: EvalResults, opts: ReportOptions = {}): string {
   }
   if (r.prm) {
     const byType = [...Object.entries(r.prm.by_type).map(([k, v]) => ({ label: k, values: [v.accuracy], counts: [v.n] })), { label: 'all', values: [r.prm.accuracy], counts: [r.prm.n] }];
+    if (r.prm.labels) body.push(`<p class="note">${esc(labelsNote(r.prm.labels))}</p>`);
     if (r.prm.calibration) body.push(`<p class="note">${esc(calibrationNote(r.prm.calibration))}</p>`, htmlTable(['confidence', 'pairs', 'mean confidence', 'accuracy'], calibrationRows(r.prm.calibration)));
     body.push(barChart(`PRM pair accuracy by preferred action type (${r.prm.n} pairs)`, ['accuracy'], byType, { yLabel: 'pair accuracy', yMax: 1, xLabel: 'action type of the preferred step (A answer, Q query, E evidence, X invalid)', countOf: 'pairs', refLine: { y: 0.5, label: 'chance' } }));
   }

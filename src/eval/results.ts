@@ -41,6 +41,16 @@ export interface EvalConfig {
   shard?: string;
 }
 
+/** A PRM's training pairs checked against the gold plan (prm/label-check.ts): where its accuracy is lost. */
+export interface LabelCheckSummary {
+  /** Among pairs the gold PRM does not tie, the share where it prefers the annotation's chosen step. */
+  goldAgreement: number;
+  /** Share of pairs the gold PRM ties. */
+  goldTies: number;
+  /** Held-out accuracy of the same head trained on the gold verdicts. */
+  featuresCeiling: number | null;
+}
+
 /** One system on one dataset: its metrics with 95% CIs, and its test against the baseline. */
 export interface Cell {
   system: string;
@@ -87,7 +97,7 @@ export interface EvalResults {
   curves?: Curve[];
   /** Paragraphs shown above the tables (what produced the systems). */
   notes?: string[];
-  prm?: PairEval & { model: string; pairs: string };
+  prm?: PairEval & { model: string; pairs: string; labels?: LabelCheckSummary };
   annotation?: AnnotationStats;
   createdAt: string;
 }

@@ -28,6 +28,7 @@ import { inDatasetOrder } from '../core/order.js';
 import type { Action } from '../core/trajectory.js';
 import { type Curve, type EvalResults, runDir, runEval } from '../eval/harness.js';
 import { writeReport } from '../eval/report.js';
+import type { LabelCheckSummary } from '../eval/results.js';
 import { trendWindow } from '../eval/svg.js';
 import type { SystemSpec } from '../eval/systems.js';
 import { readTrajectories } from '../eval/trajectories.js';
@@ -246,6 +247,7 @@ export async function runSeed(o: PipelineOptions, seed: number, log: (l: string)
     }, true);
     results ??= JSON.parse(readFileSync(join(evalDir, 'results.json'), 'utf8')) as EvalResults;
     if (!llm) results.curves = trainingCurves(ctx);
+    if (results.prm && prmStage) results.prm.labels = prmLabels(join(ctx.dir, prmStage.id, 'stage.json'));
     return { seed, results, timings: ctx.timings };
   } finally {
     await llm?.close();
@@ -328,4 +330,11 @@ export function resultsMarkdown(r: PipelineResult): string {
     for (const c of s.results.cells) lines.push(`| ${c.system} | ${c.n} | ${f(c.em.mean)} | ${f(c.f1.mean)} | ${c.retrievalCount.toFixed(2)} |`);
   }
   return lines.join('\n') + '\n';
+}
+
+/** The prm stage's check of its labels against the gold plan (prm/label-check.ts), when it made one. */
+function prmLabels(stageJson: string): LabelCheckSummary | undefined {
+  if (!existsSync(stageJson)) return undefined;
+  const s = (JSON.parse(readFileSync(stageJson, 'utf8')) as { summary?: Record<string, number | null> }).summary ?? {};
+  return typeof s.labelsGoldAgreement === 'number' ? { goldAgreement: s.labelsGoldAgreement, goldTies: s.labelsGoldTies ?? 0, featuresCeiling: s.featuresCeiling ?? null } : undefined;
 }

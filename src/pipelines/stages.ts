@@ -25,6 +25,7 @@ import { exactMatch } from '../core/metrics.js';
 import { writeJsonAtomicSync, writeJsonl } from '../core/io.js';
 import type { Action, Step } from '../core/trajectory.js';
 import { createPolicy } from '../agents/policies.js';
+import { checkLabels } from '../prm/label-check.js';
 import { readPrmPairs, trainPrm } from '../prm/trained.js';
 import { annotate } from '../process/annotate.js';
 import { trajectorySftExample } from '../process/export.js';
@@ -230,5 +231,11 @@ export async function prmStage(ctx: Seed, stage: Extract<Stage, { kind: 'prm' }>
   prm.save(join(dir, 'prm.json'));
   await writeJsonl(join(dir, 'heldout.jsonl'), heldOut);
   const calibration = heldOut.length ? (await prm.evaluate(heldOut)).calibration : undefined;
-  return { pairs: pairs.length, heldOut: heldOut.length, heldOutAccuracy: prm.saved.training.heldOutAccuracy ?? null, heldOutEce: calibration ? Number(calibration.ece.toFixed(4)) : null };
+  // On questions with a gold plan (the world): are the labels or the features what holds the PRM back?
+  const labels = await checkLabels(pairs, new Map(ctx.train.map((q) => [q.id, q])), { seed: ctx.seed, ...stage.settings });
+  const round = (x: number | null) => (x === null ? null : Number(x.toFixed(4)));
+  return {
+    pairs: pairs.length, heldOut: heldOut.length, heldOutAccuracy: prm.saved.training.heldOutAccuracy ?? null, heldOutEce: calibration ? Number(calibration.ece.toFixed(4)) : null,
+    ...(labels.checked > 0 && { labelsGoldAgreement: round(labels.goldAgreement), labelsGoldTies: round(labels.goldTies), featuresCeiling: round(labels.featuresCeiling) }),
+  };
 }

@@ -11,3 +11,4 @@ export { type ModelKind, type ModelState, pairCredit, ScoreModel } from './model
 export { JudgePRM } from './judge.js';
 export { type PrmInput, PRM_INPUTS, RemotePRM, type RemoteOptions, type RemoteShape } from './remote.js';
 export { GoldPRM } from './gold.js';
+export { checkLabels, type LabelCheck } from './label-check.js';

@@ -62,6 +62,14 @@ describe('report: paths relative to its folder', () => {
     assert.ok(md.includes('seed-0/prm/prm.json on seed-0/prm/heldout.jsonl: 0.551 of 49 pairs'));
   });
 
+  it("states the PRM's labels against the gold plan where the pipeline checked them (comparison seed 31's figures)", () => {
+    const withLabels: EvalResults = { ...results, prm: { ...results.prm!, labels: { goldAgreement: 0.652, goldTies: 0.343, featuresCeiling: 0.711 } } };
+    const line = "Its training labels against the gold plan: the gold PRM prefers the annotation's chosen step in 0.652 of the pairs it does not tie (0.343 tied; 0.5 is noise); the same head trained on the gold verdicts holds out 0.711 (what its features can express).";
+    assert.ok(renderMarkdown(withLabels, { dir: DIR }).includes(line));
+    assert.ok(renderHtml(withLabels, { dir: DIR }).includes(`<p class="note">${line}</p>`));
+    assert.ok(!md.includes('against the gold plan'), 'no line without a check');
+  });
+
   it('says near the top how to browse the per-question detail', () => {
     const hint = html.indexOf('<code>ragtrail view demo</code>');
     assert.ok(hint > 0 && hint < html.indexOf('<h2>'), 'the view hint before the first table');

@@ -98,6 +98,10 @@ claims:
     assert.equal(c.n, 20);
     assert.ok(readFileSync(join(out, 'results.md'), 'utf8').includes('| dpo beats grpo | em |'));
     assert.ok(existsSync(join(out, 'report.html')));
+    // The world's questions carry their gold plan: the prm stage checks its labels against it, and the report says so.
+    const prmSummary = JSON.parse(readFileSync(join(out, 'seed-0', 'prm', 'stage.json'), 'utf8')).summary;
+    for (const k of ['labelsGoldAgreement', 'labelsGoldTies']) assert.ok(typeof prmSummary[k] === 'number' && prmSummary[k] >= 0 && prmSummary[k] <= 1, `${k}: ${prmSummary[k]}`);
+    assert.ok(readFileSync(join(out, 'results.md'), 'utf8').includes('Its training labels against the gold plan'));
     assert.ok(lines.some((l) => /\[seed 1\] \[3\/6\] dpo: [\d.]+ s/.test(l)), lines.join('\n'));
 
     // A rerun keeps every stage; a changed DPO setting re-runs DPO and what follows it, nothing before.

@@ -1,0 +1,52 @@
+/**
+ * Where a trained PRM's held-out accuracy is lost: in its labels or in its features. On data whose
+ * questions carry a gold decomposition (the synthetic world), the gold PRM (gold.ts) gives each pair an
+ * independent verdict. Two numbers separate the causes:
+ *   - label agreement: the share of pairs whose chosen step the gold PRM also scores higher, among those
+ *     it does not tie. Near 0.5, the annotation's labels are noise to the gold plan, and no head can
+ *     hold out well on them.
+ *   - the features' ceiling: the same head, trained and held out on the same split with the gold
+ *     verdicts as labels (ties dropped). Low, the features cannot express the gold plan either.
+ * A diagnostic for the synthetic world's recipes, not a claim about any paper's annotator.
+ */
+import type { Question } from '../core/types.js';
+import { GoldPRM } from './gold.js';
+import { pairState, type PrmPairRecord, type PrmTrainOptions, questionOf, trainPrm } from './trained.js';
+
+export interface LabelCheck {
+  /** Pairs whose question has a gold decomposition (the others cannot be checked). */
+  checked: number;
+  /** Share of checked pairs the gold PRM scores alike (a tie says nothing either way). */
+  goldTies: number;
+  /** Among the checked pairs the gold PRM does not tie: the share where it prefers the annotation's chosen step. */
+  goldAgreement: number | null;
+  /** Held-out accuracy of the same head trained on the gold verdicts over the same split (null: too few pairs). */
+  featuresCeiling: number | null;
+}
+
+/** Checks preference pairs against the gold plan of their questions (`questions` by id); see the module comment. */
+export async function checkLabels(pairs: readonly PrmPairRecord[], questions: ReadonlyMap<string, Question>, opts: PrmTrainOptions = {}): Promise<LabelCheck> {
+  const gold = new GoldPRM();
+  let checked = 0;
+  let ties = 0;
+  let agree = 0;
+  const relabelled: PrmPairRecord[] = [];
+  for (const p of pairs) {
+    const question = questions.get(questionOf(p));
+    if (!question?.decomposition?.length) continue;
+    checked++;
+    const [c, r] = await gold.score({ ...pairState(p), question }, [p.chosen, p.rejected]);
+    if (c === r) ties++;
+    else if (c! > r!) {
+      agree++;
+      relabelled.push(p);
+    } else relabelled.push({ ...p, chosen: p.rejected, rejected: p.chosen });
+  }
+  const decided = checked - ties;
+  let featuresCeiling: number | null = null;
+  if (new Set(relabelled.map(questionOf)).size >= 5) {
+    const { prm } = await trainPrm(relabelled, opts);
+    featuresCeiling = prm.saved.training.heldOutAccuracy ?? null;
+  }
+  return { checked, goldTies: checked ? ties / checked : 0, goldAgreement: decided ? agree / decided : null, featuresCeiling };
+}
