@@ -12,7 +12,7 @@ export { bootstrapCI, type BootstrapOptions, type MeanCI, type PairedBootstrap, 
 export { type EpisodeOptions, runEpisode, runQuestions, type RunOptions, type RunResult, runVotedEpisode } from './run.js';
 export { type BuiltSystem, buildSystem, type SelectMethod, type SystemSpec } from './systems.js';
 export { type EvalProgress, readEvalConfig, runEval } from './harness.js';
-export type { Cell, Curve, DatasetSpec, EvalConfig, EvalResults } from './results.js';
+export type { Cell, Curve, DatasetSpec, EvalConfig, EvalResults, LabelCheckSummary } from './results.js';
 export { answerInQuestion, emByType, NEEDS_RETRIEVAL, type TypeEm } from './question-types.js';
 export { renderHtml, renderMarkdown, type ReportOptions, writeReport } from './report.js';
 export type { LinePoint, LineSeries, RefLine } from './svg.js';

@@ -13,6 +13,7 @@ import type { Question } from '../core/types.js';
 import { GoldPRM } from './gold.js';
 import { pairState, type PrmPairRecord, type PrmTrainOptions, questionOf, trainPrm } from './trained.js';
 
+/** An annotation's pairs checked against the gold plan: {@link checkLabels}. */
 export interface LabelCheck {
   /** Pairs whose question has a gold decomposition (the others cannot be checked). */
   checked: number;
