@@ -8,13 +8,14 @@ import type { Action, Message } from '../core/trajectory.js';
 import type { State } from '../env/env.js';
 import { formatDocs, invalid, isBlank, type Protocol, type RenderOptions, thoughtFor } from './protocol.js';
 
-const SYSTEM = 'You are a careful assistant answering questions. Final answers are short: a name, a date, a number, yes or no, or a brief phrase.';
+/** The system message of RAG-Gym's baselines (and of the inference-time baselines beside them). */
+export const SYSTEM = 'You are a careful assistant answering questions. Final answers are short: a name, a date, a number, yes or no, or a brief phrase.';
 
 /** Template kinds of a prompt that carries the question only (Direct, CoT). */
 const QUESTION_ONLY = { main: { description: 'the whole prompt', fields: { question: { required: true, description: 'the question' } } } };
 
-/** "Answer: X" on its own line, last one wins. */
-function parseAnswerLine(text: string): Action {
+/** "Answer: X" on its own line, last one wins (RAG, CoT, Iter-RetGen). */
+export function parseAnswerLine(text: string): Action {
   const lines = text.trim().split('\n');
   for (let i = lines.length - 1; i >= 0; i--) {
     const m = /^\s*(?:final\s+)?answer\s*[:：]\s*(.*)$/i.exec(lines[i]!);

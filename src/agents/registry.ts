@@ -6,14 +6,17 @@ import { type RegisterOptions, Registry } from '../core/registry.js';
 import { arena } from './arena.js';
 import type { Protocol } from './protocol.js';
 import { prorag } from './prorag.js';
+import { ircot } from './ircot.js';
+import { iterRetGen } from './iter-retgen.js';
 import { cot, direct, rag, react } from './rag-gym.js';
 import { reasonrag } from './reasonrag.js';
 import { research } from './research.js';
 import { searchO1 } from './search-o1.js';
 import { searchR1 } from './search-r1.js';
+import { selfAsk } from './self-ask.js';
 
 /** The built-in protocols, by name. */
-export const PROTOCOLS = { reasonrag, 'search-r1': searchR1, direct, cot, rag, react, 'search-o1': searchO1, research, prorag, arena } as const;
+export const PROTOCOLS = { reasonrag, 'search-r1': searchR1, direct, cot, rag, react, 'search-o1': searchO1, research, prorag, arena, ircot, 'iter-retgen': iterRetGen, 'self-ask': selfAsk } as const;
 
 /** The protocol table (built-ins and registered ones); `get` throws an InputError listing the names. */
 export const protocols = new Registry<Protocol>('agent');

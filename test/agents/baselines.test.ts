@@ -1,0 +1,107 @@
+/**
+ * The inference-time baselines' control flow on a scripted LLM and a table retriever, traced by hand:
+ * which queries are searched, what each model call is shown, when the episode ends and with what answer.
+ * Two-hop question: "Where was the director of The Silent Harbor born?" — Maren Tolvik, born in Oslo.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { LlmPolicy } from '../../src/agents/policy.js';
+import { PROTOCOLS } from '../../src/agents/registry.js';
+import type { Question } from '../../src/core/types.js';
+import { RagEnv } from '../../src/env/env.js';
+import { runEpisode } from '../../src/eval/run.js';
+import { ScriptedLLM } from '../../src/llm/scripted.js';
+import type { Hit, Retriever } from '../../src/retrieval/types.js';
+
+const question: Question = { id: 'q1', question: 'Where was the director of The Silent Harbor born?', answers: ['Oslo'] };
+const harbor: Hit = { passageId: 'p1', title: 'The Silent Harbor', text: 'The Silent Harbor is a 1971 film directed by Maren Tolvik.', score: 3 };
+const tolvik: Hit = { passageId: 'p2', title: 'Maren Tolvik', text: 'Maren Tolvik was born in Oslo in 1930.', score: 2 };
+const noise: Hit = { passageId: 'p3', title: 'Harbor Lights', text: 'Harbor Lights is a novel.', score: 1 };
+
+/** Answers a query by the first rule whose word it contains; records every query. */
+class TableRetriever implements Retriever {
+  readonly name = 'table';
+  readonly queries: string[] = [];
+  async search(query: string, k: number): Promise<Hit[]> {
+    this.queries.push(query);
+    const hits = /Tolvik/.test(query) ? [tolvik, harbor] : /Harbor/.test(query) ? [harbor, noise] : [noise];
+    return hits.slice(0, k);
+  }
+  async searchBatch(queries: readonly string[], k: number): Promise<Hit[][]> {
+    return Promise.all(queries.map((q) => this.search(q, k)));
+  }
+}
+
+async function run(agent: keyof typeof PROTOCOLS, script: string[]) {
+  const p = PROTOCOLS[agent];
+  const retriever = new TableRetriever();
+  const llm = new ScriptedLLM(script);
+  const env = new RagEnv({ retriever, topK: 2, maxTurns: p.defaults.maxTurns, maxSearches: p.defaults.maxSearches });
+  const t = await runEpisode(env, new LlmPolicy(p, llm), question);
+  const user = llm.requests.map((r) => r.messages!.find((m) => m.role === 'user')!.content);
+  return { t, queries: retriever.queries, user, requests: llm.requests };
+}
+
+describe('IRCoT', () => {
+  it('searches the question, then each written sentence; paragraphs accumulate once each; stops at "So the answer is:"', async () => {
+    const { t, queries, user } = await run('ircot', ['The Silent Harbor was directed by Maren Tolvik.\nMore text.', 'Maren Tolvik was born in Oslo. So the answer is: Oslo']);
+    assert.deepEqual(queries, [question.question, 'The Silent Harbor was directed by Maren Tolvik.']);
+    assert.equal(user.length, 2);
+    // Call 1: the question's paragraphs, nothing reasoned yet.
+    assert.match(user[0]!, /^Paragraphs:\nTitle: The Silent Harbor\n.*\n\nTitle: Harbor Lights\n/);
+    assert.match(user[0]!, /Reasoning so far: \(nothing yet\)/);
+    // Call 2: the three distinct paragraphs (Harbor once), and the first sentence as the chain so far.
+    assert.equal(user[1]!.split('Title: The Silent Harbor').length - 1, 1);
+    assert.match(user[1]!, /Title: Harbor Lights[\s\S]*Title: Maren Tolvik/);
+    assert.match(user[1]!, /Reasoning so far: The Silent Harbor was directed by Maren Tolvik\.\n/);
+    assert.equal(t.prediction, 'Oslo');
+    assert.equal(t.retrievalCount, 2);
+  });
+
+  it('out of searches it asks for the answer sentence only', async () => {
+    const thoughts = Array.from({ length: 4 }, (_, i) => `Thought ${i} about the Harbor.`);
+    const { t, queries, user } = await run('ircot', [...thoughts, 'So the answer is: Oslo']);
+    assert.equal(queries.length, 5); // the question and four sentences: the budget of 5 searches
+    assert.match(user.at(-1)!, /No more paragraphs will be looked up/);
+    assert.equal(t.prediction, 'Oslo');
+  });
+});
+
+describe('Iter-RetGen', () => {
+  it('three iterations: the question, then question + each whole generation; each generation sees its own retrieval; the last answers', async () => {
+    const g1 = 'The film was directed by Maren Tolvik.\nAnswer: Maren Tolvik';
+    const g2 = 'Maren Tolvik was born in Oslo.\nAnswer: Oslo';
+    const { t, queries, user } = await run('iter-retgen', [g1, g2, 'She was born in Oslo.\nAnswer: Oslo']);
+    assert.deepEqual(queries, [question.question, `${question.question} ${g1}`, `${question.question} ${g2}`]);
+    assert.equal(user.length, 3);
+    assert.match(user[0]!, /^Documents:\nDoc 1 \(Title: The Silent Harbor\).*\nDoc 2 \(Title: Harbor Lights\)/);
+    // Iteration 2 and 3 show only their own retrieval (the born/Tolvik rule), not the first one's noise.
+    for (const u of user.slice(1)) {
+      assert.match(u, /^Documents:\nDoc 1 \(Title: Maren Tolvik\).*\nDoc 2 \(Title: The Silent Harbor\)/);
+      assert.doesNotMatch(u, /Harbor Lights/);
+    }
+    assert.equal(t.prediction, 'Oslo');
+    assert.equal(t.retrievalCount, 3);
+    assert.equal(t.steps.length, 4);
+  });
+});
+
+describe('Self-Ask', () => {
+  it('follow-ups searched one by one, the transcript carried on, intermediate answers written after each search', async () => {
+    const { t, queries, user, requests } = await run('self-ask', [
+      'Follow up: Who directed The Silent Harbor?\n',
+      ' Maren Tolvik directed it.\nFollow up: Where was Maren Tolvik born?\n',
+      ' She was born in Oslo.\nSo the final answer is: Oslo',
+    ]);
+    assert.deepEqual(queries, [question.question, 'Who directed The Silent Harbor?', 'Where was Maren Tolvik born?']);
+    assert.deepEqual(requests[0]!.stop, ['Intermediate answer:']);
+    assert.match(user[0]!, /Question: Where was the director of The Silent Harbor born\?\nAre follow up questions needed here: Yes\.$/);
+    assert.ok(user[1]!.endsWith('Are follow up questions needed here: Yes.\nFollow up: Who directed The Silent Harbor?\nIntermediate answer:'));
+    assert.ok(user[2]!.endsWith('Follow up: Who directed The Silent Harbor?\nIntermediate answer: Maren Tolvik directed it.\nFollow up: Where was Maren Tolvik born?\nIntermediate answer:'));
+    // Each call's context is the latest search's documents only.
+    assert.match(user[1]!, /^Context:\nDoc 1 \(Title: The Silent Harbor\)/);
+    assert.match(user[2]!, /^Context:\nDoc 1 \(Title: Maren Tolvik\)/);
+    assert.equal(t.prediction, 'Oslo');
+    assert.equal(t.retrievalCount, 3);
+  });
+});
