@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { InputError } from '../core/errors.js';
+import { checkSelection, type QuestionSelection } from '../corpus/select.js';
 import { parseShard } from '../core/shard.js';
 import { getProtocol } from '../agents/registry.js';
 import { PROMPT_TEMPLATE_HELP, usePromptTemplate } from '../agents/prompt-template.js';
@@ -22,6 +23,11 @@ interface EvalOpts {
   dataset: string[];
   split?: string;
   limit?: number;
+  tail?: number;
+  sample?: number;
+  sampleSeed?: number;
+  valFraction?: number;
+  valPart?: 'train' | 'val';
   agent: string[];
   llm?: string;
   policy?: string;
@@ -39,6 +45,14 @@ interface EvalOpts {
   promptTemplate?: string;
 }
 
+/** The question selection of the flags (corpus/select.ts), checked together. */
+function selectionFlags(o: EvalOpts): QuestionSelection {
+  const sel: QuestionSelection = { limit: o.limit, tail: o.tail, sample: o.sample, seed: o.sampleSeed ?? o.seed, valFraction: o.valFraction, valPart: o.valPart };
+  for (const k of Object.keys(sel) as (keyof QuestionSelection)[]) if (sel[k] === undefined) delete sel[k];
+  checkSelection(sel);
+  return sel;
+}
+
 /** The config the flags describe: every agent × every selection method, on every dataset. */
 function configFromFlags(o: EvalOpts): EvalConfig {
   if (!o.index || !o.out || o.dataset.length === 0) throw new InputError('give --config FILE, or --index, --dataset and --out', 'see `ragtrail eval --help`');
@@ -54,7 +68,7 @@ function configFromFlags(o: EvalOpts): EvalConfig {
     datasets: o.dataset.map((d) => {
       const eq = d.indexOf('=');
       const [name, path] = eq > 0 ? [d.slice(0, eq), d.slice(eq + 1)] : [basename(d).replace(/\.(jsonl?|json)(\.gz)?$/, ''), d];
-      return { name, path, split: o.split, limit: o.limit };
+      return { name, path, split: o.split, ...selectionFlags(o) };
     }),
     systems,
     baseline: o.baseline ?? systems[0]!.name,
@@ -86,6 +100,11 @@ export function registerEval(program: Command): void {
     .option('--dataset <[name=]file>', 'without --config: a dataset (repeatable)', collect, [])
     .option('--split <name>', 'without --config: only questions of this split')
     .option('--limit <n>', 'without --config: first N questions of each dataset', intArg(1))
+    .option('--tail <n>', 'without --config: last N questions of each dataset', intArg(1))
+    .option('--sample <n>', 'without --config: N questions of each dataset drawn at random (seed: --sample-seed)', intArg(1))
+    .option('--sample-seed <n>', 'seed of --sample and --val-fraction (default: --seed, else 0)', intArg(0))
+    .option('--val-fraction <f>', 'without --config: hold out this share of each dataset (by a seeded hash of the ids) as a validation part', numberArg(0, 1))
+    .option('--val-part <part>', 'with --val-fraction: take the validation part (val) or the rest (train)', choiceArg(['train', 'val'] as const))
     .option('--agent <name>', 'without --config: an agent protocol (repeatable)', collect, [])
     .option('--prompt-template <file>', `${PROMPT_TEMPLATE_HELP}; applies to every agent of the run`)
     .option('--llm <spec>', `without --config: the model, ${LLM_SPEC_HELP}`)

@@ -46,7 +46,7 @@ export function registerRun(program: Command): void {
       ensureOutDir(opts.out!);
       if (opts.select === 'prm' && !opts.prm) throw new InputError('--select prm needs --prm SPEC', `e.g. --prm runs/prm.json (${PRM_SPEC_HELP})`);
       const { protocol, llm, retriever, env, policy, temperature, vote } = await setupAgent(opts, { select: opts.select, prm: opts.prm, n: opts.n, temperature: opts.temperature, prmCandidates: opts.prmCandidates, prmInput: opts.prmInput });
-      // The limit applies before the shard, so that the shards of a limited run partition that run.
+      // The selection (limit, tail, sample, val part) applies before the shard, so that the shards partition that run.
       const questions = selectShard(await loadQuestions(opts.dataset!, opts), opts.shard);
       if (questions.length === 0) throw new InputError(`--shard ${shardLabel(opts.shard)}: no question of ${opts.dataset} falls in this shard`, 'use fewer shards');
       const note = nonLlmNote(policy);
@@ -58,6 +58,10 @@ export function registerRun(program: Command): void {
         index: resolve(opts.index!),
         dataset: resolve(opts.dataset!),
         split: opts.split ?? null,
+        // Only when given, so that folders from before these flags resume: a different selection is another run.
+        ...(opts.tail !== undefined && { tail: opts.tail }),
+        ...(opts.sample !== undefined && { sample: opts.sample, sampleSeed: opts.sampleSeed ?? opts.seed }),
+        ...(opts.valFraction !== undefined && { valFraction: opts.valFraction, valPart: opts.valPart, sampleSeed: opts.sampleSeed ?? opts.seed }),
         // Only when sharded: a merged folder's config then equals an unsharded run's.
         ...(opts.shard && { shard: shardLabel(opts.shard) }),
         topK: env.config.topK,

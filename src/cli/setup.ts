@@ -4,6 +4,7 @@ import { InputError } from '../core/errors.js';
 import { parseShard, type Shard } from '../core/shard.js';
 import type { Question } from '../core/types.js';
 import { DATASET_FORMATS, type DatasetFormat, loadDataset, missingSplitHint } from '../corpus/dataset.js';
+import { checkSelection, describeSelection, needsAll, type QuestionSelection, selectQuestions } from '../corpus/select.js';
 import type { Policy } from '../agents/policy.js';
 import type { Protocol } from '../agents/protocol.js';
 import { protocolNames } from '../agents/registry.js';
@@ -25,6 +26,11 @@ export interface AgentOpts {
   index?: string;
   dataset?: string;
   limit?: number;
+  tail?: number;
+  sample?: number;
+  sampleSeed?: number;
+  valFraction?: number;
+  valPart?: 'train' | 'val';
   /** `--shard i/n`: only the questions of shard i (see core/shard). */
   shard?: Shard;
   split?: string;
@@ -74,6 +80,11 @@ export function addAgentOptions(cmd: Command, defaults: { agent: string; concurr
     .option('--index <dir|url>', 'index folder, or the URL of a /retrieve server')
     .option('--dataset <file>', 'questions (any supported layout)')
     .option('--limit <n>', 'first N questions only', intArg(1))
+    .option('--tail <n>', 'last N questions only', intArg(1))
+    .option('--sample <n>', 'N questions drawn at random (seed: --sample-seed), in the file\'s order', intArg(1))
+    .option('--sample-seed <n>', 'seed of --sample and --val-fraction (default: --seed, else 0)', intArg(0))
+    .option('--val-fraction <f>', 'hold out this share of the questions (by a seeded hash of the ids) as a validation part; --val-part picks a side', numberArg(0, 1))
+    .option('--val-part <part>', 'with --val-fraction: the validation part (val) or the rest (train)', choiceArg(['train', 'val'] as const))
     .option('--shard <i/n>', 'only shard i of n (0 ≤ i < n) of the questions, split by a hash of their ids; join the shards\' --out folders with `ragtrail merge`', parseShardArg)
     .option('--dataset-format <format>', `dataset layout (default: detected from the first record): ${DATASET_FORMATS.join(', ')}`, choiceArg(DATASET_FORMATS))
     .option('--split <name>', 'only questions whose metadata.split is this (the synthetic world has train/dev/test; default: every question)')
@@ -96,7 +107,14 @@ export function addAgentOptions(cmd: Command, defaults: { agent: string; concurr
     .option('--price-out <usd>', 'dollars per million completion tokens', numberArg(0, 1e6));
 }
 
-export async function loadQuestions(dataset: string, opts: { split?: string; limit?: number; datasetFormat?: DatasetFormat }): Promise<Question[]> {
+/**
+ * The questions of `--dataset` the flags select: `--split`, then `--limit` / `--tail` / `--sample`
+ * and `--val-fraction` (corpus/select.ts), before any `--shard`.
+ */
+export async function loadQuestions(dataset: string, opts: Omit<QuestionSelection, 'seed'> & { split?: string; datasetFormat?: DatasetFormat; sampleSeed?: number; seed?: number }): Promise<Question[]> {
+  const sel: QuestionSelection = { limit: opts.limit, tail: opts.tail, sample: opts.sample, seed: opts.sampleSeed ?? opts.seed ?? 0, valFraction: opts.valFraction, valPart: opts.valPart };
+  for (const k of Object.keys(sel) as (keyof QuestionSelection)[]) if (sel[k] === undefined) delete sel[k];
+  checkSelection(sel);
   const questions: Question[] = [];
   // The splits seen, so that a split with no questions can name the ones there are.
   const splits = new Set<string>();
@@ -106,13 +124,15 @@ export async function loadQuestions(dataset: string, opts: { split?: string; lim
     if (typeof q.metadata?.['split'] === 'string') splits.add(q.metadata['split']);
     if (opts.split && q.metadata?.['split'] !== opts.split) continue;
     questions.push(q);
-    if (opts.limit && questions.length >= opts.limit) break;
+    if (opts.limit && !needsAll(sel) && questions.length >= opts.limit) break;
   }
   if (questions.length === 0) {
     if (!opts.split) throw new InputError(`${dataset}: no questions`, 'the file is empty');
     throw new InputError(`${dataset}: no questions in split "${opts.split}"`, missingSplitHint(splits, total));
   }
-  return questions;
+  const chosen = selectQuestions(questions, sel);
+  if (chosen.length === 0) throw new InputError(`${dataset}: the selection left no questions (${describeSelection(sel, 0, questions.length)})`, 'choose a larger --val-fraction, or the other --val-part');
+  return chosen;
 }
 
 export function llmOptions(opts: AgentOpts): LLMOptions {

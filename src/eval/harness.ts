@@ -17,6 +17,7 @@ import { PRM_CANDIDATES } from '../prm/select.js';
 import { PRM_INPUTS } from '../prm/remote.js';
 import type { Question } from '../core/types.js';
 import type { Trajectory } from '../core/trajectory.js';
+import { describeSelection, needsAll, selectQuestions } from '../corpus/select.js';
 import { loadDataset, missingSplitHint } from '../corpus/dataset.js';
 import { createLLM } from '../llm/create.js';
 import { TrainedPRM, readPrmPairs } from '../prm/trained.js';
@@ -63,8 +64,16 @@ export const evalConfigSchema = z
     index: z.string({ error: 'must name the index folder (a string)' }),
     out: z.string({ error: 'must name the output folder (a string)' }),
     datasets: z
-      .array(z.object({ name: z.string(), path: z.string(), split: z.string().optional(), limit: intIn(1).optional() }).strict(), { error: 'must be a list of {name, path, split?, limit?}' })
-      .min(1, 'must be a non-empty list of {name, path, split?, limit?}'),
+      .array(
+        z
+          .object({
+            name: z.string(), path: z.string(), split: z.string().optional(), limit: intIn(1).optional(), tail: intIn(1).optional(), sample: intIn(1).optional(), seed: intIn(0).optional(),
+            valFraction: z.number().gt(0).lt(1).optional(), valPart: z.enum(['train', 'val']).optional(),
+          })
+          .strict(),
+        { error: 'must be a list of {name, path, split?, limit? | tail? | sample?, seed?, valFraction?, valPart?}' },
+      )
+      .min(1, 'must be a non-empty list of {name, path, split?, limit? | tail? | sample?, seed?, valFraction?, valPart?}'),
     systems: z.array(systemSchema, { error: 'must be a list of {name, agent, llm | policy, select?, …}' }).min(1, 'must be a non-empty list of {name, agent, llm | policy, select?, …}'),
     baseline: z.string().optional(),
     judge: z.string().optional(),
@@ -126,15 +135,17 @@ async function questionsOf(d: DatasetSpec, shard?: string): Promise<Question[]> 
     if (typeof q.metadata?.['split'] === 'string') splits.add(q.metadata['split']);
     if (d.split && q.metadata?.['split'] !== d.split) continue;
     out.push(q);
-    if (d.limit && out.length >= d.limit) break;
+    if (d.limit && !needsAll(d) && out.length >= d.limit) break;
   }
   if (out.length === 0) {
     // Without --config the dataset's split is the --split flag; in a config file it is the dataset's "split".
     if (d.split) throw new InputError(`dataset "${d.name}" (${d.path}) has no questions in split "${d.split}"`, missingSplitHint(splits, total, '--split (or the config\'s datasets[].split)'));
     throw new InputError(`dataset "${d.name}" (${d.path}) has no questions`, 'the file is empty');
   }
-  // The limit applies before the shard, so that the shards partition the unsharded evaluation.
-  return shard ? selectShard(out, parseShard(shard)) : out;
+  // The selection applies before the shard, so that the shards partition the unsharded evaluation.
+  const chosen = selectQuestions(out, d);
+  if (chosen.length === 0) throw new InputError(`dataset "${d.name}" (${d.path}): the selection left no questions (${describeSelection(d, 0, out.length)})`, 'choose a larger --val-fraction, or the other --val-part');
+  return shard ? selectShard(chosen, parseShard(shard)) : chosen;
 }
 
 function f1ByRetrievals(ts: readonly Trajectory[]): Cell['f1ByRetrievals'] {

@@ -9,13 +9,13 @@ import type { TypeEm } from './question-types.js';
 import type { MeanCI } from './stats.js';
 import type { LineSeries, RefLine } from './svg.js';
 import type { SystemSpec } from './systems.js';
+import type { QuestionSelection } from '../corpus/select.js';
 
 /** One dataset of an evaluation. */
-export interface DatasetSpec {
+export interface DatasetSpec extends QuestionSelection {
   name: string;
   path: string;
   split?: string;
-  limit?: number;
 }
 
 /** An evaluation: which systems on which datasets over which index (`ragtrail eval --config`). */

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -59,6 +59,23 @@ describe('--split', () => {
     assert.match(bad, /its splits: "train", "dev", "test"; pick one with --split NAME/);
     const plain = oneLineError(ragtrail('serve-env', '--index', index, '--dataset', bamboogle, '--split', 'train', '--port', '0'));
     assert.match(plain, /no questions in split "train" \(it has no metadata\.split: leave --split out to use all 125 questions\)/);
+  });
+});
+
+describe('question selection flags', () => {
+  it('run --sample draws the same questions as eval --sample for the seed, in file order; --tail takes the last; two counts are refused', async () => {
+    const { loadDatasetAll } = await import('../../src/corpus/dataset.js');
+    const { selectQuestions } = await import('../../src/corpus/select.js');
+    const test = (await loadDatasetAll(questions)).questions.filter((q) => q.metadata?.['split'] === 'test');
+    const idsOf = (dir: string) => readFileSync(join(dir, 'trajectories.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l).id as string).sort();
+    const run = ragtrail('run', '--policy', 'oracle', '--agent', 'rag', '--index', index, '--dataset', questions, '--split', 'test', '--sample', '6', '--sample-seed', '4', '--out', join(tmp.dir, 'r-sample'), '--quiet');
+    assert.equal(run.code, 0, run.stderr);
+    assert.deepEqual(idsOf(join(tmp.dir, 'r-sample')), selectQuestions(test, { sample: 6, seed: 4 }).map((q) => q.id).sort());
+    const tail = ragtrail('run', '--policy', 'oracle', '--agent', 'rag', '--index', index, '--dataset', questions, '--split', 'test', '--tail', '3', '--out', join(tmp.dir, 'r-tail'), '--quiet');
+    assert.equal(tail.code, 0, tail.stderr);
+    assert.deepEqual(idsOf(join(tmp.dir, 'r-tail')), test.slice(-3).map((q) => q.id).sort());
+    assert.equal(oneLineError(ragtrail('eval', '--policy', 'oracle', '--index', index, '--dataset', questions, '--limit', '3', '--sample', '2', '--out', join(tmp.dir, 'e-two'))), 'ragtrail: --limit and --sample both choose how many questions (give one of --limit (first N), --tail (last N) or --sample (random N))');
+    assert.match(oneLineError(ragtrail('run', '--policy', 'oracle', '--index', index, '--dataset', questions, '--val-fraction', '0.2', '--out', join(tmp.dir, 'r-val'))), /--val-fraction needs --val-part train or val \(say which part/);
   });
 });
 
