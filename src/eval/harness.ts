@@ -148,6 +148,14 @@ async function questionsOf(d: DatasetSpec, shard?: string): Promise<Question[]> 
   return shard ? selectShard(chosen, parseShard(shard)) : chosen;
 }
 
+/** Mean seconds per question: the episode, and the model calls and searches within it (eval's latency column). */
+function latencyOf(ts: readonly Trajectory[]): NonNullable<Cell['latency']> {
+  const n = Math.max(1, ts.length);
+  const sum = (f: (t: Trajectory) => number) => ts.reduce((x, t) => x + f(t), 0) / n / 1000;
+  const steps = (t: Trajectory, k: 'llmMs' | 'retrievalMs') => t.steps.reduce((x, s) => x + (s[k] ?? 0), 0);
+  return { seconds: sum((t) => t.latencyMs), llmSeconds: sum((t) => steps(t, 'llmMs')), retrievalSeconds: sum((t) => steps(t, 'retrievalMs')) };
+}
+
 function f1ByRetrievals(ts: readonly Trajectory[]): Cell['f1ByRetrievals'] {
   const buckets = ['0', '1', '2', '3', '4', '5+'];
   return buckets.map((rc, i) => {
@@ -221,6 +229,7 @@ export async function runEval(config: EvalConfig, log: EvalProgress = () => {}):
         f1ByRetrievals: f1ByRetrievals(ts),
         tokensPerQuestion: ts.reduce((x, t) => x + t.usage.promptTokens + t.usage.completionTokens, 0) / Math.max(1, ts.length),
         emByType: emByType(ts, new Map(questions.map((q) => [q.id, q]))),
+        latency: latencyOf(ts),
       };
       if (s.agent === 'arena') {
         cell.relevance = ts.reduce((x, t) => x + arenaRelevance(t), 0) / Math.max(1, ts.length);

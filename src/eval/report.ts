@@ -82,7 +82,12 @@ const DETAIL_COLUMNS: DetailColumn[] = [
   { head: 'relevance', part: 'process', value: (c) => c.relevance, text: (c) => (c.relevance === undefined ? '–' : prop(c.relevance)) },
   { head: 'citation precision', part: 'process', value: (c) => c.citationPrecision, text: (c) => (c.citationPrecision === undefined ? '–' : prop(c.citationPrecision)) },
   { head: 'tokens/q', part: 'process', value: (c) => c.tokensPerQuestion, text: (c) => c.tokensPerQuestion.toFixed(0) },
+  // Seconds per question; in brackets the model's and the retriever's share of it.
+  { head: 's/q (LLM, search)', part: 'process', value: (c) => c.latency?.seconds, text: (c) => (c.latency ? `${seconds(c.latency.seconds)} (${seconds(c.latency.llmSeconds)}, ${seconds(c.latency.retrievalSeconds)})` : '–') },
 ];
+
+/** Seconds with 3 significant digits (0.00412, 0.412, 41.2, 412). */
+const seconds = (s: number) => (s === 0 ? '0' : s >= 100 ? s.toFixed(0) : s.toPrecision(3));
 
 /**
  * The detail columns that measured something: a column with a `value` is left out when it is empty or

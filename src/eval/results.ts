@@ -67,6 +67,11 @@ export interface Cell {
   relevance?: number;
   /** ARENA: mean citation precision, |cited ∩ gold| / |cited| (0 for an answer citing nothing; eval/citations.ts). */
   citationPrecision?: number;
+  /**
+   * Mean seconds per question: the whole episode (wall time, with the run's concurrency), and of it the
+   * model calls and the searches (summed over steps). Absent in results from before it was measured.
+   */
+  latency?: { seconds: number; llmSeconds: number; retrievalSeconds: number };
   /** Mean F1 of the questions answered after k searches (k = 0 … 5+). */
   f1ByRetrievals: { rc: string; n: number; f1: number }[];
   tokensPerQuestion: number;

@@ -44,6 +44,11 @@ describe('ragtrail eval', () => {
     assert.equal(oracle.em.mean, 1);
     assert.ok(oracle.vsBaseline!.em.diff > 0 && oracle.vsBaseline!.em.pT < 0.05);
     assert.equal(r.cells.find((c) => c.system === 'greedy')!.vsBaseline, undefined);
+    // Latency per question: the episode, and within it the searches (the non-LLM policies call no model).
+    for (const c of r.cells) {
+      assert.ok(c.latency!.retrievalSeconds > 0 && c.latency!.seconds >= c.latency!.retrievalSeconds, JSON.stringify(c.latency));
+      assert.equal(c.latency!.llmSeconds, 0);
+    }
     const json = JSON.parse(readFileSync(join(config.out, 'results.json'), 'utf8'));
     assert.equal(json.cells.length, 3);
     const md = readFileSync(join(config.out, 'results.md'), 'utf8');

@@ -102,7 +102,7 @@ describe('report: one convention for numbers, columns that measured something', 
     assert.deepEqual(table(html, 'Details: answers').head, ['system', 'n', 'EM [95% CI]', 'F1 [95% CI]', 'Acc (cover-EM) [95% CI]']);
     assert.deepEqual(table(html, 'Details: process and cost').head, ['system', 'RC', 'format ok']);
     assert.deepEqual(table(html, 'Details: process and cost').rows.map((r) => r[1]), ['5.00', '4.05', '1.50', '2.63', '4.72']);
-    assert.ok(html.includes('Left out, empty or zero in every row (not measured in this run): judge, relevance, citation precision, tokens/q.'));
+    assert.ok(html.includes('Left out, empty or zero in every row (not measured in this run): judge, relevance, citation precision, tokens/q, s/q (LLM, search).'));
     assert.match(md, /\| system \| dataset \| n \| EM \[95% CI\] \| F1 \[95% CI\] \| Acc \(cover-EM\) \[95% CI\] \| RC \| format ok \|/);
     // A column measured in one row comes back.
     const withTokens = { ...results, cells: results.cells.map((c, i) => (i === 2 ? { ...c, tokensPerQuestion: 812 } : c)) };
