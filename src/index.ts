@@ -10,6 +10,7 @@ export { type ErrorRecord, InputError, RagtrailError, RecordError, type SourceLo
 export { Rng } from './core/rng.js';
 export { type LocatedValue, readJsonl, readJsonRecords, writeJsonl } from './core/io.js';
 export { DATASET_FORMATS, type DatasetFormat, detectFormat, loadDataset, loadDatasetAll, type LoadOptions } from './corpus/dataset.js';
+export { checkSelection, describeSelection, inValidationPart, type QuestionSelection, selectQuestions } from './corpus/select.js';
 export { CORPUS_FORMATS, type CorpusBuildStats, type CorpusFormat, corpusFromQuestions, type CorpusReadOptions, readCorpus, writeCorpus } from './corpus/corpus.js';
 export { toFlashrag } from './corpus/formats/flashrag.js';
 export type { Json } from './corpus/formats/fields.js';

@@ -26,7 +26,7 @@ interface PipelineOpts {
   jobs?: number;
 }
 
-function seedList(v: string): number[] {
+export function seedList(v: string): number[] {
   const seeds = v.split(',').map((x) => x.trim());
   if (seeds.some((x) => !/^\d+$/.test(x))) throw new InputError(`--seeds "${v}" is not a list of seeds`, 'e.g. --seeds 0,1,2');
   return seeds.map(Number);

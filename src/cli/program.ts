@@ -24,6 +24,7 @@ import { registerScore } from './score.js';
 import { registerWorld } from './world.js';
 import { registerMerge } from './merge.js';
 import { registerView } from './view.js';
+import { registerSweep } from './sweep.js';
 import { collect } from './options.js';
 
 export function buildProgram(): Command {
@@ -53,6 +54,7 @@ export function buildProgram(): Command {
   registerAnnotate(program);
   registerPrm(program);
   registerEval(program);
+  registerSweep(program);
   registerServeEnv(program);
   registerTrain(program);
   registerView(program);

@@ -13,7 +13,7 @@ import { InputError } from '../core/errors.js';
 import { isShard, parseShard, selectShard } from '../core/shard.js';
 import { protocolNames, protocols } from '../agents/registry.js';
 import { simDataWarning } from '../agents/sim.js';
-import { PRM_CANDIDATES } from '../prm/select.js';
+import { PRM_CANDIDATES, prmKinds } from '../prm/select.js';
 import { PRM_INPUTS } from '../prm/remote.js';
 import type { Question } from '../core/types.js';
 import type { Trajectory } from '../core/trajectory.js';
@@ -106,7 +106,8 @@ export function readEvalConfig(path: string): EvalConfig {
     index: /^https?:\/\//.test(c.index) ? c.index : abs(c.index),
     out: abs(c.out),
     datasets: c.datasets.map((d) => ({ ...d, path: abs(d.path) })),
-    systems: c.systems.map((s) => ({ ...s, ...(s.prm && !s.prm.includes(':') ? { prm: abs(s.prm) } : {}) })),
+    // A PRM file is relative to the config; a spec (gold, judge:…, remote:…, a registered kind) is not a path.
+    systems: c.systems.map((s) => ({ ...s, ...(s.prm && !s.prm.includes(':') && !prmKinds.has(s.prm) ? { prm: abs(s.prm) } : {}) })),
     ...(c.prm ? { prm: { model: abs(c.prm.model), pairs: abs(c.prm.pairs) } } : {}),
     ...(c.annotation ? { annotation: abs(c.annotation) } : {}),
   };

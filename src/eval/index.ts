@@ -15,6 +15,7 @@ export { type EvalProgress, readEvalConfig, runEval } from './harness.js';
 export type { Cell, Curve, DatasetSpec, EvalConfig, EvalResults, LabelCheckSummary } from './results.js';
 export { answerInQuestion, emByType, NEEDS_RETRIEVAL, type TypeEm } from './question-types.js';
 export { renderHtml, renderMarkdown, type ReportOptions, writeReport } from './report.js';
+export { EVAL_SWEEPS, type EvalSweep, parseValues, pointDir, recipePoints, setRecipePath, type SweepPoint, type SweepResult, sweepEval, writeSweep } from './sweep.js';
 export type { LinePoint, LineSeries, RefLine } from './svg.js';
 export { ANSWER_METRICS, type AnswerMetric, comparePaired, type PairedComparison, type QuestionScore, scorePredictions, type ScoreReport } from './score.js';
 export { loadPredictions, type Predictions } from './predictions.js';

@@ -18,7 +18,7 @@ import { barChart, lineChart, scatterChart } from './svg.js';
 /** Every rate of the report (EM, F1, Acc, shares, differences) is a proportion in [0, 1] with 3 decimals, as in the claims. */
 const prop = (x: number) => x.toFixed(3);
 const signed = (x: number) => `${x >= 0 ? '+' : ''}${prop(x)}`;
-const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+export const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 const plural = (w: string) => (/(s|x|ch|sh)$/.test(w) ? `${w}es` : `${w}s`);
 const ci = (m: { mean: number; low: number; high: number }) => `${prop(m.mean)} [${prop(m.low)}, ${prop(m.high)}]`;
 
@@ -143,7 +143,7 @@ const calibrationRows = (c: Calibration) => c.bins.filter((b) => b.n > 0).map((b
 const TEST_HEAD = ['system', 'dataset', 'metric', 'Δ vs baseline', 't', 'p (t-test)', 'bootstrap 95% CI of Δ', 'p (bootstrap)'];
 const UNITS = 'EM, F1 and every other rate as proportions (0–1, 3 decimals, as in the claims)';
 
-function mdTable(head: string[], rows: string[][]): string {
+export function mdTable(head: string[], rows: string[][]): string {
   return [`| ${head.join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
 }
 
@@ -152,7 +152,7 @@ function mdTable(head: string[], rows: string[][]): string {
  * two lines when the page is narrow, and a table still wider than the page scrolls inside its box
  * instead of widening the page.
  */
-function htmlTable(head: string[], rows: string[][], groupHead?: string[]): string {
+export function htmlTable(head: string[], rows: string[][], groupHead?: string[]): string {
   const g = groupHead ? `<tr>${groupHead.map((h, i) => (i === 0 ? '<th></th>' : `<th colspan="2">${esc(h)}</th>`)).join('')}</tr>` : '';
   // "0.175 [0.125, 0.230]": the interval may wrap under the mean.
   const cell = (c: string) => {
@@ -197,7 +197,7 @@ export function renderMarkdown(r: EvalResults, opts: ReportOptions = {}): string
   return out.join('\n') + '\n';
 }
 
-const CSS = `body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;padding:0 1rem;max-width:980px;color:#222;line-height:1.4}
+export const CSS = `body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:2rem auto;padding:0 1rem;max-width:980px;color:#222;line-height:1.4}
 h1{font-size:1.5rem}h2{font-size:1.15rem;margin-top:2rem;border-bottom:1px solid #ddd;padding-bottom:.2rem}
 table{border-collapse:collapse;margin:.8rem 0;font-size:.85rem}th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:right;white-space:nowrap}
 td.wrap{white-space:normal}td.wrap span{white-space:nowrap}tr:first-child th{white-space:normal}

@@ -205,6 +205,11 @@ export interface PrmTrainOptions extends TrainOptions {
   embedder?: string;
   /** Share of questions held out for evaluation (default 0.2); 0 trains on everything. */
   holdout?: number;
+  /**
+   * Train on this many of the training pairs, a seeded random subset, the held-out questions unchanged:
+   * a PRM-data-size curve (RAG-Gym's) compares heads on the same held-out pairs. Default: all.
+   */
+  trainPairs?: number;
 }
 
 /** Splits pairs by question (a question's pairs stay together), deterministically for a seed. */
@@ -224,7 +229,9 @@ export function splitByQuestion(pairs: readonly PrmPairRecord[], holdout: number
 export async function trainPrm(pairs: readonly PrmPairRecord[], opts: PrmTrainOptions = {}, onEpoch?: (epoch: number, loss: number) => void): Promise<{ prm: TrainedPRM; heldOut: PrmPairRecord[]; initialLoss: number }> {
   const embedderSpec = opts.embedder ?? 'hash:512';
   const embedder = await createEmbedder(embedderSpec);
-  const { train, heldOut } = splitByQuestion(pairs, opts.holdout ?? 0.2, opts.seed);
+  const split = splitByQuestion(pairs, opts.holdout ?? 0.2, opts.seed);
+  const { heldOut } = split;
+  const train = opts.trainPairs !== undefined && opts.trainPairs < split.train.length ? new Rng(`train-pairs/${opts.seed ?? 0}`).sample(split.train, opts.trainPairs) : split.train;
   if (train.length === 0) throw new InputError('no training pairs left after the held-out split', 'annotate more questions or lower --holdout');
   const xs = await pairFeatures(embedder, train);
   const losses: number[] = [];
