@@ -14,9 +14,15 @@ import { research } from './research.js';
 import { searchO1 } from './search-o1.js';
 import { searchR1 } from './search-r1.js';
 import { selfAsk } from './self-ask.js';
+import { autoRefine, searchR1Released, zeroSearch } from './search-r1-family.js';
+import { r1Searcher } from './r1-searcher.js';
+import { reSearch } from './re-search.js';
 
 /** The built-in protocols, by name. */
-export const PROTOCOLS = { reasonrag, 'search-r1': searchR1, direct, cot, rag, react, 'search-o1': searchO1, research, prorag, arena, ircot, 'iter-retgen': iterRetGen, 'self-ask': selfAsk } as const;
+export const PROTOCOLS = {
+  reasonrag, 'search-r1': searchR1, direct, cot, rag, react, 'search-o1': searchO1, research, prorag, arena, ircot, 'iter-retgen': iterRetGen, 'self-ask': selfAsk,
+  'search-r1-released': searchR1Released, zerosearch: zeroSearch, autorefine: autoRefine, 'r1-searcher': r1Searcher, 're-search': reSearch,
+} as const;
 
 /** The protocol table (built-ins and registered ones); `get` throws an InputError listing the names. */
 export const protocols = new Registry<Protocol>('agent');
