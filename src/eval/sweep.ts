@@ -133,7 +133,8 @@ export function writeSweep(out: string, r: SweepResult): void {
   writeJsonAtomicSync(join(out, 'sweep.json'), r);
   const series = [...new Set(r.points.map((p) => seriesName(r, p)))];
   const f = (x: number) => x.toFixed(3);
-  const head = ['system', ...r.values.map((v) => `${r.vary} = ${v}`)];
+  // Values alone as column heads (a recipe path is long); the caption names the setting.
+  const head = [`system, by ${r.vary.split('.').at(-1)}`, ...r.values.map(String)];
   const rows = series.map((name) => [name, ...r.values.map((v) => {
     const p = r.points.find((x) => x.value === v && seriesName(r, x) === name);
     return p ? `${f(p.em.mean)} [${f(p.em.low)}, ${f(p.em.high)}]` : '–';

@@ -77,7 +77,7 @@ describe('eval sweep', () => {
     }
     writeSweep(out, r);
     const md = readFileSync(join(out, 'sweep.md'), 'utf8');
-    assert.match(md, /\| system \| n = 1 \| n = 4 \|/);
+    assert.match(md, /\| system, by n \| 1 \| 4 \|/);
     assert.match(md, /\| gold best-of-N \| \d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\] \| \d\.\d{3} \[/);
     const html = readFileSync(join(out, 'sweep.html'), 'utf8');
     assert.equal((html.match(/<circle /g) ?? []).length, 2);
