@@ -17,6 +17,7 @@ import { PRM_CANDIDATES, prmKinds } from '../prm/select.js';
 import { PRM_INPUTS } from '../prm/remote.js';
 import type { Question } from '../core/types.js';
 import type { Trajectory } from '../core/trajectory.js';
+import { byHops } from './hops.js';
 import { describeSelection, needsAll, selectQuestions } from '../corpus/select.js';
 import { loadDataset, missingSplitHint } from '../corpus/dataset.js';
 import { createLLM } from '../llm/create.js';
@@ -218,6 +219,7 @@ export async function runEval(config: EvalConfig, log: EvalProgress = () => {}):
       // run to run (and between one process and merged shards), and the bootstrap CIs depend on order.
       const rank = new Map(questions.map((q, i) => [q.id, i]));
       const ts = (await readTrajectories(dir)).filter((t) => rank.has(t.id)).sort((x, y) => rank.get(x.id)! - rank.get(y.id)!);
+      const byId = new Map(questions.map((q) => [q.id, q]));
       const cell: Cell = {
         system: s.name,
         dataset: d.name,
@@ -229,9 +231,11 @@ export async function runEval(config: EvalConfig, log: EvalProgress = () => {}):
         format: ts.filter((t) => t.formatFailures === 0).length / Math.max(1, ts.length),
         f1ByRetrievals: f1ByRetrievals(ts),
         tokensPerQuestion: ts.reduce((x, t) => x + t.usage.promptTokens + t.usage.completionTokens, 0) / Math.max(1, ts.length),
-        emByType: emByType(ts, new Map(questions.map((q) => [q.id, q]))),
+        emByType: emByType(ts, byId),
         latency: latencyOf(ts),
       };
+      const hops = byHops(ts, byId, s.agent === 'arena');
+      if (hops.length > 1) cell.byHops = hops;
       if (s.agent === 'arena') {
         cell.relevance = ts.reduce((x, t) => x + arenaRelevance(t), 0) / Math.max(1, ts.length);
         cell.citationPrecision = ts.reduce((x, t) => x + trajectoryCitationPrecision(t), 0) / Math.max(1, ts.length);

@@ -14,6 +14,7 @@ export { type BuiltSystem, buildSystem, type SelectMethod, type SystemSpec } fro
 export { type EvalProgress, readEvalConfig, runEval } from './harness.js';
 export type { Cell, Curve, DatasetSpec, EvalConfig, EvalResults, LabelCheckSummary } from './results.js';
 export { answerInQuestion, emByType, NEEDS_RETRIEVAL, type TypeEm } from './question-types.js';
+export { byHops, type HopRow, hopsOf } from './hops.js';
 export { renderHtml, renderMarkdown, type ReportOptions, writeReport } from './report.js';
 export { EVAL_SWEEPS, type EvalSweep, parseValues, pointDir, recipePoints, setRecipePath, type SweepPoint, type SweepResult, sweepEval, writeSweep } from './sweep.js';
 export type { LinePoint, LineSeries, RefLine } from './svg.js';

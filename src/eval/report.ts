@@ -131,6 +131,25 @@ function typeTables(r: EvalResults): { dataset: string; head: string[]; rows: st
   return out;
 }
 
+/** EM by hops, one table per dataset where questions need different numbers of hops: systems down, hop counts across. */
+function hopTables(r: EvalResults): { dataset: string; head: string[]; rows: string[][] }[] {
+  const out = [];
+  for (const d of r.config.datasets.map((x) => x.name)) {
+    const cells = r.cells.filter((c) => c.dataset === d && c.byHops?.length);
+    if (!cells.length) continue;
+    const hops = [...new Set(cells.flatMap((c) => c.byHops!.map((h) => h.hops)))].sort((a, b) => a - b);
+    const rows = cells.map((c) => [c.system, ...hops.map((h) => {
+      const x = c.byHops!.find((y) => y.hops === h);
+      if (!x) return '–';
+      return x.relevance === undefined ? `${prop(x.em)} (${x.n})` : `${prop(x.em)} · rel ${prop(x.relevance)} · both ${prop(x.allCorrect!)} (${x.n})`;
+    })]);
+    out.push({ dataset: d, head: ['system', ...hops.map((h) => `${h} hop${h === 1 ? '' : 's'}`)], rows });
+  }
+  return out;
+}
+
+const HOP_NOTE = 'EM (questions) by the hops a question needs (its hop count, else its decomposition, else its supporting passages); for citing protocols also the share whose cited references are exactly the gold ones (rel) and the share right on both (ARENA, Table 13).';
+
 const TYPE_NOTE = 'EM (questions) per question type; "needs retrieval": the questions whose answer the question does not offer (not yes/no, no gold answer named in it), where a guess between options cannot score.';
 
 type Calibration = NonNullable<NonNullable<EvalResults['prm']>['calibration']>;
@@ -190,6 +209,7 @@ export function renderMarkdown(r: EvalResults, opts: ReportOptions = {}): string
   const { kept, dropped } = detailColumns(r);
   const out = [`# Evaluation (${r.createdAt})`, '', ...(r.notes ?? []).flatMap((n) => [n, '']), `Index \`${reportPath(r.config.index, opts.dir)}\`. ${UNITS}.${r.config.baseline ? ` * p < 0.05 (paired t-test) against ${r.config.baseline}.` : ''}`, '', mdTable(head, mainRows(r)), '', '## Details', '', mdTable(kept.map((c) => c.head), r.cells.map((c) => kept.map((k) => k.text(c)))), ...(dropped.length ? ['', droppedNote(dropped)] : [])];
   for (const t of typeTables(r)) out.push('', `## EM by question type (${t.dataset})`, '', TYPE_NOTE, '', mdTable(t.head, t.rows));
+  for (const t of hopTables(r)) out.push('', `## EM by hops (${t.dataset})`, '', HOP_NOTE, '', mdTable(t.head, t.rows));
   if (r.config.baseline) out.push('', `## Paired tests against ${r.config.baseline}`, '', mdTable(TEST_HEAD, testRows(r)));
   if (r.prm) out.push('', `## PRM pair accuracy`, '', `${reportPath(r.prm.model, opts.dir)} on ${reportPath(r.prm.pairs, opts.dir)}: ${prop(r.prm.accuracy)} of ${r.prm.n} pairs (a tie counts 0.5; chance 0.5)`, '', mdTable(['preferred type', 'pairs', 'accuracy'], Object.entries(r.prm.by_type).map(([k, v]) => [k, String(v.n), prop(v.accuracy)])));
   if (r.prm?.labels) out.push('', labelsNote(r.prm.labels));
@@ -234,6 +254,7 @@ export function renderHtml(r: EvalResults, opts: ReportOptions = {}): string {
   }
   if (dropped.length) body.push(`<p class="note dropped-columns">${esc(droppedNote(dropped))}</p>`);
   for (const t of typeTables(r)) body.push(`<h2>EM by question type (${esc(t.dataset)})</h2>`, `<p class="note">${esc(TYPE_NOTE)}</p>`, htmlTable(t.head, t.rows));
+  for (const t of hopTables(r)) body.push(`<h2>EM by hops (${esc(t.dataset)})</h2>`, `<p class="note">${esc(HOP_NOTE)}</p>`, htmlTable(t.head, t.rows));
   if (r.config.baseline) {
     const drop = (row: string[]) => (one ? row.filter((_, i) => i !== 1) : row);
     body.push(`<h2>Paired tests against ${esc(r.config.baseline)}${on}</h2>`, htmlTable(drop(TEST_HEAD), testRows(r).map(drop)));

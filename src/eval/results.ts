@@ -10,6 +10,7 @@ import type { MeanCI } from './stats.js';
 import type { LineSeries, RefLine } from './svg.js';
 import type { SystemSpec } from './systems.js';
 import type { QuestionSelection } from '../corpus/select.js';
+import type { HopRow } from './hops.js';
 
 /** One dataset of an evaluation. */
 export interface DatasetSpec extends QuestionSelection {
@@ -72,6 +73,8 @@ export interface Cell {
    * model calls and the searches (summed over steps). Absent in results from before it was measured.
    */
   latency?: { seconds: number; llmSeconds: number; retrievalSeconds: number };
+  /** EM (and, for citing protocols, relevance) by the hops a question needs (eval/hops.ts; ARENA Table 13); absent when no hop count is known. */
+  byHops?: HopRow[];
   /** Mean F1 of the questions answered after k searches (k = 0 … 5+). */
   f1ByRetrievals: { rc: string; n: number; f1: number }[];
   tokensPerQuestion: number;

@@ -55,6 +55,10 @@ describe('ragtrail eval', () => {
     assert.match(md, /\| system \| w EM \| w F1 \| Avg EM \| Avg F1 \|/);
     assert.match(md, /\| oracle \| 1\.000\* \| 1\.000\* \| 1\.000 \| 1\.000 \|/);
     assert.match(md, /## Paired tests against greedy/);
+    // The world's questions carry their hop counts: EM by hops (ARENA Table 13), rows adding up to the cell.
+    const hops = oracle.byHops!;
+    assert.ok(hops.length > 1 && hops.reduce((a, h) => a + h.n, 0) === oracle.n, JSON.stringify(hops));
+    assert.match(md, /## EM by hops \(w\)/);
     const html = readFileSync(join(config.out, 'report.html'), 'utf8');
     assert.match(html, /^<!doctype html>/);
     assert.ok(!/<script|src="http|href="http/.test(html), 'self-contained: no scripts, nothing fetched');
