@@ -17,6 +17,7 @@ import { PRM_CANDIDATES, prmKinds } from '../prm/select.js';
 import { PRM_INPUTS } from '../prm/remote.js';
 import type { Question } from '../core/types.js';
 import type { Trajectory } from '../core/trajectory.js';
+import type { AnswerCategories } from './results.js';
 import { byHops } from './hops.js';
 import { describeSelection, needsAll, selectQuestions } from '../corpus/select.js';
 import { loadDataset, missingSplitHint } from '../corpus/dataset.js';
@@ -77,6 +78,7 @@ export const evalConfigSchema = z
       .min(1, 'must be a non-empty list of {name, path, split?, limit? | tail? | sample?, seed?, valFraction?, valPart?}'),
     systems: z.array(systemSchema, { error: 'must be a list of {name, agent, llm | policy, select?, …}' }).min(1, 'must be a non-empty list of {name, agent, llm | policy, select?, …}'),
     baseline: z.string().optional(),
+    answerCategories: z.array(z.object({ withRetrieval: z.string(), without: z.string() }).strict(), { error: 'must be a list of {withRetrieval, without} (system names)' }).optional(),
     judge: z.string().optional(),
     prm: z.object({ model: z.string(), pairs: z.string() }).strict().optional(),
     annotation: z.string().optional(),
@@ -101,6 +103,9 @@ export function readEvalConfig(path: string): EvalConfig {
   const names = c.systems.map((s) => s.name);
   need(new Set(names).size === names.length, 'systems', 'must have distinct names');
   need(c.baseline === undefined || names.includes(c.baseline), 'baseline', `must be one of the systems (${names.join(', ')})`);
+  (c.answerCategories ?? []).forEach((pair, i) => {
+    for (const side of ['withRetrieval', 'without'] as const) need(names.includes(pair[side]), `answerCategories[${i}].${side}`, `must be one of the systems (${names.join(', ')})`);
+  });
   const abs = (p: string) => resolve(base, p);
   return {
     ...c,
@@ -148,6 +153,13 @@ async function questionsOf(d: DatasetSpec, shard?: string): Promise<Question[]> 
   const chosen = selectQuestions(out, d);
   if (chosen.length === 0) throw new InputError(`dataset "${d.name}" (${d.path}): the selection left no questions (${describeSelection(d, 0, out.length)})`, 'choose a larger --val-fraction, or the other --val-part');
   return shard ? selectShard(chosen, parseShard(shard)) : chosen;
+}
+
+/** LWS's four answer categories (§4) of two systems' EM over the questions both answered. */
+export function answerCategories(pair: { withRetrieval: string; without: string }, dataset: string, withR: ReadonlyMap<string, { em: number }>, without: ReadonlyMap<string, { em: number }>): AnswerCategories {
+  const ids = [...withR.keys()].filter((id) => without.has(id));
+  const count = (a: number, b: number) => ids.filter((id) => withR.get(id)!.em === a && without.get(id)!.em === b).length / Math.max(1, ids.length);
+  return { ...pair, dataset, n: ids.length, both: count(1, 1), onlyWith: count(1, 0), onlyWithout: count(0, 1), neither: count(0, 0) };
 }
 
 /** Mean seconds per question: the episode, and the model calls and searches within it (eval's latency column). */
@@ -266,6 +278,11 @@ export async function runEval(config: EvalConfig, log: EvalProgress = () => {}):
     }
   }
   const results: EvalResults = { config, cells, createdAt: new Date().toISOString() };
+  if (config.answerCategories?.length) {
+    results.answerCategories = config.answerCategories.flatMap((pair) =>
+      config.datasets.map((d) => answerCategories(pair, d.name, perQuestion.get(`${pair.withRetrieval}\u0000${d.name}`)!, perQuestion.get(`${pair.without}\u0000${d.name}`)!)),
+    );
+  }
   if (config.prm) {
     const prm = await TrainedPRM.load(config.prm.model);
     results.prm = { ...(await prm.evaluate(await readPrmPairs(config.prm.pairs))), model: config.prm.model, pairs: config.prm.pairs };

@@ -11,8 +11,8 @@ export { answerScores, type AnswerScores, coverMatch, exactMatch, type F1Result,
 export { bootstrapCI, type BootstrapOptions, type MeanCI, type PairedBootstrap, pairedBootstrap, type PairedTTest, pairedTTest } from './stats.js';
 export { type EpisodeOptions, runEpisode, runQuestions, type RunOptions, type RunResult, runVotedEpisode } from './run.js';
 export { type BuiltSystem, buildSystem, type SelectMethod, type SystemSpec } from './systems.js';
-export { type EvalProgress, readEvalConfig, runEval } from './harness.js';
-export type { Cell, Curve, DatasetSpec, EvalConfig, EvalResults, LabelCheckSummary } from './results.js';
+export { answerCategories, type EvalProgress, readEvalConfig, runEval } from './harness.js';
+export type { AnswerCategories, Cell, Curve, DatasetSpec, EvalConfig, EvalResults, LabelCheckSummary } from './results.js';
 export { answerInQuestion, emByType, NEEDS_RETRIEVAL, type TypeEm } from './question-types.js';
 export { byHops, type HopRow, hopsOf } from './hops.js';
 export { renderHtml, renderMarkdown, type ReportOptions, writeReport } from './report.js';

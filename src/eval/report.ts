@@ -150,6 +150,10 @@ function hopTables(r: EvalResults): { dataset: string; head: string[]; rows: str
 
 const HOP_NOTE = 'EM (questions) by the hops a question needs (its hop count, else its decomposition, else its supporting passages); for citing protocols also the share whose cited references are exactly the gold ones (rel) and the share right on both (ARENA, Table 13).';
 
+const CATEGORY_HEAD = ['with retrieval', 'without', 'dataset', 'n', 'right both', 'only with retrieval', 'only without', 'neither'];
+const categoryRows = (r: EvalResults) => (r.answerCategories ?? []).map((c) => [c.withRetrieval, c.without, c.dataset, String(c.n), prop(c.both), prop(c.onlyWith), prop(c.onlyWithout), prop(c.neither)]);
+const CATEGORY_NOTE = 'LWS §4, Fig. 4: each question right (EM) with and without retrieval, only with it (the documents helped), only without it (the documents misled), or neither; shares of the questions both systems answered.';
+
 const TYPE_NOTE = 'EM (questions) per question type; "needs retrieval": the questions whose answer the question does not offer (not yes/no, no gold answer named in it), where a guess between options cannot score.';
 
 type Calibration = NonNullable<NonNullable<EvalResults['prm']>['calibration']>;
@@ -210,6 +214,7 @@ export function renderMarkdown(r: EvalResults, opts: ReportOptions = {}): string
   const out = [`# Evaluation (${r.createdAt})`, '', ...(r.notes ?? []).flatMap((n) => [n, '']), `Index \`${reportPath(r.config.index, opts.dir)}\`. ${UNITS}.${r.config.baseline ? ` * p < 0.05 (paired t-test) against ${r.config.baseline}.` : ''}`, '', mdTable(head, mainRows(r)), '', '## Details', '', mdTable(kept.map((c) => c.head), r.cells.map((c) => kept.map((k) => k.text(c)))), ...(dropped.length ? ['', droppedNote(dropped)] : [])];
   for (const t of typeTables(r)) out.push('', `## EM by question type (${t.dataset})`, '', TYPE_NOTE, '', mdTable(t.head, t.rows));
   for (const t of hopTables(r)) out.push('', `## EM by hops (${t.dataset})`, '', HOP_NOTE, '', mdTable(t.head, t.rows));
+  if (r.answerCategories?.length) out.push('', '## Answer categories', '', CATEGORY_NOTE, '', mdTable(CATEGORY_HEAD, categoryRows(r)));
   if (r.config.baseline) out.push('', `## Paired tests against ${r.config.baseline}`, '', mdTable(TEST_HEAD, testRows(r)));
   if (r.prm) out.push('', `## PRM pair accuracy`, '', `${reportPath(r.prm.model, opts.dir)} on ${reportPath(r.prm.pairs, opts.dir)}: ${prop(r.prm.accuracy)} of ${r.prm.n} pairs (a tie counts 0.5; chance 0.5)`, '', mdTable(['preferred type', 'pairs', 'accuracy'], Object.entries(r.prm.by_type).map(([k, v]) => [k, String(v.n), prop(v.accuracy)])));
   if (r.prm?.labels) out.push('', labelsNote(r.prm.labels));
@@ -255,6 +260,7 @@ export function renderHtml(r: EvalResults, opts: ReportOptions = {}): string {
   if (dropped.length) body.push(`<p class="note dropped-columns">${esc(droppedNote(dropped))}</p>`);
   for (const t of typeTables(r)) body.push(`<h2>EM by question type (${esc(t.dataset)})</h2>`, `<p class="note">${esc(TYPE_NOTE)}</p>`, htmlTable(t.head, t.rows));
   for (const t of hopTables(r)) body.push(`<h2>EM by hops (${esc(t.dataset)})</h2>`, `<p class="note">${esc(HOP_NOTE)}</p>`, htmlTable(t.head, t.rows));
+  if (r.answerCategories?.length) body.push('<h2>Answer categories</h2>', `<p class="note">${esc(CATEGORY_NOTE)}</p>`, htmlTable(CATEGORY_HEAD, categoryRows(r)));
   if (r.config.baseline) {
     const drop = (row: string[]) => (one ? row.filter((_, i) => i !== 1) : row);
     body.push(`<h2>Paired tests against ${esc(r.config.baseline)}${on}</h2>`, htmlTable(drop(TEST_HEAD), testRows(r).map(drop)));

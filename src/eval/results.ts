@@ -27,6 +27,11 @@ export interface EvalConfig {
   systems: (SystemSpec & { name: string })[];
   /** Name of the system the others are tested against. */
   baseline?: string;
+  /**
+   * LWS's answer categories (§4, Fig. 4): pairs of systems, one answering with retrieval and one
+   * without, each question counted as right in both, only with retrieval, only without, or neither.
+   */
+  answerCategories?: { withRetrieval: string; without: string }[];
   /** Judge model for the LLM-as-judge metric. */
   judge?: string;
   /** A trained PRM and held-out pairs: pair accuracy by action type in the report. */
@@ -40,6 +45,22 @@ export interface EvalConfig {
   apiKey?: string;
   /** `i/n`: only shard i of n of every dataset's questions (core/shard; `ragtrail merge` joins the shards). */
   shard?: string;
+}
+
+/** One pair of systems on one dataset, over the questions both answered: shares of the four categories. */
+export interface AnswerCategories {
+  withRetrieval: string;
+  without: string;
+  dataset: string;
+  n: number;
+  /** Right with and without retrieval. */
+  both: number;
+  /** Right only with retrieval: the documents helped. */
+  onlyWith: number;
+  /** Right only without retrieval: the documents misled. */
+  onlyWithout: number;
+  /** Wrong both ways. */
+  neither: number;
 }
 
 /** A PRM's training pairs checked against the gold plan (prm/label-check.ts): where its accuracy is lost. */
@@ -106,6 +127,8 @@ export interface EvalResults {
   /** Paragraphs shown above the tables (what produced the systems). */
   notes?: string[];
   prm?: PairEval & { model: string; pairs: string; labels?: LabelCheckSummary };
+  /** The answer categories of `config.answerCategories`, per dataset (EM decides right). */
+  answerCategories?: AnswerCategories[];
   annotation?: AnnotationStats;
   createdAt: string;
 }

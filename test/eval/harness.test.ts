@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { generateWorld, writeWorld } from '../../src/corpus/world/index.js';
 import { citedAndGold, trajectoryCitationPrecision } from '../../src/eval/citations.js';
-import { readEvalConfig, runDir, runEval } from '../../src/eval/harness.js';
+import { answerCategories, readEvalConfig, runDir, runEval } from '../../src/eval/harness.js';
 import { readTrajectories } from '../../src/eval/trajectories.js';
 import { buildIndex } from '../../src/retrieval/index-dir.js';
 import { tempDir } from '../helpers.js';
@@ -106,11 +106,32 @@ describe('ragtrail eval', () => {
     assert.match(md, new RegExp(`\\| oracle \\| w \\| 30 \\|.*\\| 1\\.000 \\| ${withGold.toFixed(3).replace('.', '\\.')} \\|`));
   });
 
+  it("LWS's answer categories: each question right with and without retrieval, only with, only without, or neither", async () => {
+    // By hand: q1 right both, q2 only with, q3 only without, q4 neither, q5 only with; q6 answered by one system only (left out).
+    const withR = new Map([['q1', 1], ['q2', 1], ['q3', 0], ['q4', 0], ['q5', 1], ['q6', 1]].map(([id, em]) => [id as string, { em: em as number }]));
+    const without = new Map([['q1', 1], ['q2', 0], ['q3', 1], ['q4', 0], ['q5', 0]].map(([id, em]) => [id as string, { em: em as number }]));
+    assert.deepEqual(answerCategories({ withRetrieval: 'rag', without: 'direct' }, 'w', withR, without), { withRetrieval: 'rag', without: 'direct', dataset: 'w', n: 5, both: 0.2, onlyWith: 0.4, onlyWithout: 0.2, neither: 0.2 });
+    // End to end: the shares add up to 1 and appear in the report.
+    const configPath = join(tmp.dir, 'categories.json');
+    writeFileSync(configPath, JSON.stringify({
+      index: 'index', out: 'categories', datasets: [{ name: 'w', path: 'world/questions.jsonl', limit: 20 }],
+      systems: [{ name: 'rag', agent: 'rag', policy: 'sim', competence: 0.8 }, { name: 'direct', agent: 'direct', policy: 'sim', competence: 0.8 }],
+      answerCategories: [{ withRetrieval: 'rag', without: 'direct' }],
+    }));
+    const r = await runEval(readEvalConfig(configPath));
+    const c = r.answerCategories![0]!;
+    assert.equal(c.n, 20);
+    assert.ok(Math.abs(c.both + c.onlyWith + c.onlyWithout + c.neither - 1) < 1e-12);
+    assert.match(readFileSync(join(tmp.dir, 'categories', 'results.md'), 'utf8'), /## Answer categories[\s\S]*\| rag \| direct \| w \| 20 \|/);
+  });
+
   it('says which field of a config is wrong', () => {
     const bad = join(tmp.dir, 'bad.json');
     writeFileSync(bad, JSON.stringify({ index: 'i', out: 'o', datasets: [], systems: [] }));
     assert.throws(() => readEvalConfig(bad), /"datasets" must be a non-empty list/);
     writeFileSync(bad, JSON.stringify({ index: 'i', out: 'o', datasets: [{ name: 'a', path: 'p' }], systems: [{ name: 's', agent: 'rag', policy: 'sim' }], baseline: 'x' }));
     assert.throws(() => readEvalConfig(bad), /"baseline" must be one of the systems \(s\)/);
+    writeFileSync(bad, JSON.stringify({ index: 'i', out: 'o', datasets: [{ name: 'a', path: 'p' }], systems: [{ name: 's', agent: 'rag', policy: 'sim' }], answerCategories: [{ withRetrieval: 's', without: 'none' }] }));
+    assert.throws(() => readEvalConfig(bad), /"answerCategories\[0\]\.without" must be one of the systems \(s\)/);
   });
 });
