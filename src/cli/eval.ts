@@ -60,7 +60,7 @@ function configFromFlags(o: EvalOpts): EvalConfig {
   const agents = o.agent.length ? o.agent : ['search-r1'];
   for (const a of agents) getProtocol(a);
   const selects = o.select.split(',').map((s) => s.trim()) as SelectMethod[];
-  for (const s of selects) if (!['greedy', 'prm', 'vote'].includes(s)) throw new InputError(`--select: unknown method "${s}"`, 'use greedy, prm and/or vote, comma-separated');
+  for (const s of selects) if (!['greedy', 'prm', 'vote', 'orm'].includes(s)) throw new InputError(`--select: unknown method "${s}"`, 'use greedy, prm, vote and/or orm, comma-separated');
   const systems = agents.flatMap((agent) => selects.map((select) => ({ name: `${agent}-${select}`, agent, select, llm: o.llm, policy: o.policy, competence: o.competence, prm: o.prm, n: o.n, prmCandidates: o.prmCandidates, prmInput: o.prmInput })));
   return {
     index: o.index,
@@ -110,7 +110,7 @@ export function registerEval(program: Command): void {
     .option('--llm <spec>', `without --config: the model, ${LLM_SPEC_HELP}`)
     .option('--policy <spec>', `without --config, instead of --llm: ${POLICY_SPEC_HELP}`, policyArg)
     .option('--competence <c>', 'sim competence', numberArg(0, 1))
-    .option('--select <list>', 'without --config: selection methods, comma-separated (greedy,prm,vote)', 'greedy')
+    .option('--select <list>', 'without --config: selection methods, comma-separated (greedy,prm,vote,orm)', 'greedy')
     .option('--prm <spec>', `PRM for prm selection: ${PRM_SPEC_HELP}`)
     .option('--n <n>', 'candidates (prm) or episodes (vote)', intArg(1, 1000))
     .option('--prm-candidates <which>', 'candidates prm selection chooses among: well-formed (when any are) or all', choiceArg(PRM_CANDIDATES))

@@ -4,7 +4,10 @@ import { reportErrorRecords } from './error-records.js';
 import { EMBEDDER_SPEC_HELP } from '../retrieval/embedders/embedder.js';
 import { evaluatePrm, readPrmPairs, TrainedPRM, trainPrm } from '../prm/trained.js';
 import { createPrm, PRM_SPEC_HELP } from '../prm/select.js';
-import { choiceArg, intArg, numberArg } from './options.js';
+import { choiceArg, collect, intArg, numberArg } from './options.js';
+import { writeJsonl } from '../core/io.js';
+import { readTrajectories } from '../eval/trajectories.js';
+import { outcomePairs } from '../prm/outcome.js';
 import { fixed, formatTable } from './table.js';
 
 interface TrainOpts {
@@ -53,6 +56,20 @@ export function registerPrm(program: Command): void {
       }
       const failed = recordFailures(errors.length, errors.length + pairs.length, 'the error records above (stderr)');
       if (failed) throw failed;
+    });
+  prm
+    .command('outcome-pairs')
+    .description("pairs for an outcome reward model (RAG-Gym's ORM): each question's right episodes' final answers preferred to its wrong ones', from several runs of the same questions (samples, seeds)")
+    .requiredOption('--run <dir>', 'a run folder (`ragtrail run`, e.g. at --temperature 1 with another --seed); repeatable', collect, [])
+    .requiredOption('--out <file>', 'outcome_pairs.jsonl to write (train with `ragtrail prm train --pairs`)')
+    .option('--per-question <n>', 'pairs per question at most', intArg(1, 1000), 4)
+    .option('--seed <n>', 'seed of the choice among more pairs', intArg(0), 0)
+    .action(async (opts: { run: string[]; out: string; perQuestion: number; seed: number }) => {
+      if (opts.run.length < 2) throw new InputError('prm outcome-pairs needs two or more --run folders of the same questions', 'run the system again with --temperature 1 and another --seed, and pass each folder with --run');
+      const runs = await Promise.all(opts.run.map((d) => readTrajectories(d)));
+      const r = outcomePairs(runs, { perQuestion: opts.perQuestion, seed: opts.seed });
+      await writeJsonl(opts.out, r.pairs);
+      console.log(`${r.pairs.length} outcome pairs from ${r.paired} questions with a right and a wrong episode (${r.oneSided} questions all right or all wrong) → ${opts.out}`);
     });
   prm
     .command('eval')

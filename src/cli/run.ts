@@ -5,7 +5,7 @@ import { selectShard, shardLabel } from '../core/shard.js';
 import { ensureOutDir } from '../core/io.js';
 import { runQuestions } from '../eval/run.js';
 import { formatEndpointUsage } from '../llm/middleware.js';
-import { PRM_CANDIDATES, PRM_SPEC_HELP, type PrmCandidates } from '../prm/select.js';
+import { PRM_CANDIDATES, PRM_SPEC_HELP, type PrmCandidates, prmKinds } from '../prm/select.js';
 import { type PrmInput, PRM_INPUTS } from '../prm/remote.js';
 import { applyConfigFile, requireOptions } from './config.js';
 import { addRetryOption, choiceArg, intArg, numberArg } from './options.js';
@@ -14,7 +14,7 @@ import { fixed, formatTable } from './table.js';
 
 interface RunOpts extends AgentOpts {
   out?: string;
-  select: 'greedy' | 'prm' | 'vote';
+  select: 'greedy' | 'prm' | 'vote' | 'orm';
   prm?: string;
   prmCandidates?: PrmCandidates;
   prmInput?: PrmInput;
@@ -30,7 +30,7 @@ export function registerRun(program: Command): void {
     .description('run an agent over a dataset: RUN/trajectories.jsonl (one line per question, resumable) and RUN/summary.json');
   addAgentOptions(cmd, { agent: 'search-r1', concurrency: 4 })
     .option('--out <dir>', 'run folder (re-running the same command resumes it)')
-    .option('--select <how>', 'action selection: greedy (one sample a step), prm (best of --n by --prm, RAG-Gym Alg. 1) or vote (self-consistency over --n episodes)', choiceArg(['greedy', 'prm', 'vote'] as const), 'greedy')
+    .option('--select <how>', 'action selection: greedy (one sample a step), prm (best of --n by --prm, RAG-Gym Alg. 1), vote (self-consistency over --n episodes) or orm (the best of --n episodes by the outcome reward model --prm, RAG-Gym\'s ORM baseline)', choiceArg(['greedy', 'prm', 'vote', 'orm'] as const), 'greedy')
     .option('--prm <spec>', `process reward model for --select prm: ${PRM_SPEC_HELP}`)
     .option('--n <n>', 'candidates per step (prm) or episodes (vote)', intArg(1, 1000), 10)
     .option('--prm-candidates <which>', 'candidates --select prm chooses among: well-formed (those that follow the protocol, when any do) or all', choiceArg(PRM_CANDIDATES), 'well-formed')
@@ -44,8 +44,8 @@ export function registerRun(program: Command): void {
     .action(async (opts: RunOpts, c: Command) => {
       requireOptions(c, ['index', 'dataset', 'out']);
       ensureOutDir(opts.out!);
-      if (opts.select === 'prm' && !opts.prm) throw new InputError('--select prm needs --prm SPEC', `e.g. --prm runs/prm.json (${PRM_SPEC_HELP})`);
-      const { protocol, llm, retriever, env, policy, temperature, vote } = await setupAgent(opts, { select: opts.select, prm: opts.prm, n: opts.n, temperature: opts.temperature, prmCandidates: opts.prmCandidates, prmInput: opts.prmInput });
+      if ((opts.select === 'prm' || opts.select === 'orm') && !opts.prm) throw new InputError(`--select ${opts.select} needs --prm SPEC`, `e.g. --prm runs/prm.json (${PRM_SPEC_HELP})`);
+      const { protocol, llm, retriever, env, policy, temperature, vote, outcome } = await setupAgent(opts, { select: opts.select, prm: opts.prm, n: opts.n, temperature: opts.temperature, prmCandidates: opts.prmCandidates, prmInput: opts.prmInput });
       // The selection (limit, tail, sample, val part) applies before the shard, so that the shards partition that run.
       const questions = selectShard(await loadQuestions(opts.dataset!, opts), opts.shard);
       if (questions.length === 0) throw new InputError(`--shard ${shardLabel(opts.shard)}: no question of ${opts.dataset} falls in this shard`, 'use fewer shards');
@@ -69,7 +69,7 @@ export function registerRun(program: Command): void {
         maxSearches: env.maxSearches,
         retrieval: opts.retrieval ?? null,
         select: opts.select,
-        prm: opts.select === 'prm' ? resolve(opts.prm!) : null,
+        prm: opts.select === 'prm' || opts.select === 'orm' ? (opts.prm!.includes(':') || prmKinds.has(opts.prm!) ? opts.prm! : resolve(opts.prm!)) : null,
         n: opts.select === 'greedy' ? null : opts.n,
         // Only for prm selection (and prmInput only when not the default), so that a folder from before
         // these options resumes unchanged.
@@ -86,6 +86,7 @@ export function registerRun(program: Command): void {
         temperature,
         seed: opts.seed,
         vote,
+        ...(outcome && { outcome }),
         config,
         usage: llm ? () => llm.usage() : undefined,
         quiet: opts.quiet,

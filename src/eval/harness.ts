@@ -44,7 +44,7 @@ const systemSchema = z
     llm: z.string().optional(),
     policy: z.string().optional(),
     competence: numberIn(0, 1).optional(),
-    select: z.enum(['greedy', 'prm', 'vote']).optional(),
+    select: z.enum(['greedy', 'prm', 'vote', 'orm']).optional(),
     prm: z.string().optional(),
     prmCandidates: z.enum(PRM_CANDIDATES).optional(),
     prmInput: z.enum(PRM_INPUTS).optional(),
@@ -220,6 +220,7 @@ export async function runEval(config: EvalConfig, log: EvalProgress = () => {}):
         temperature: built.temperature,
         seed: config.seed ?? 0,
         vote: built.vote,
+        ...(built.outcome && { outcome: built.outcome }),
         // prm systems record which candidates the PRM chose among (the default changed once), so a run
         // folder never mixes the two; other systems' records are as before, so their folders resume.
         config: { system: { ...(s.resumeKey ? { ...s, llm: undefined, prm: undefined } : s), ...(s.select === 'prm' ? { prmCandidates: s.prmCandidates ?? 'well-formed' } : {}) }, dataset: d, index: config.index, seed: config.seed ?? 0, ...(config.shard && { shard: config.shard }) },

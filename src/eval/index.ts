@@ -9,7 +9,7 @@
 import '../learn/gym/policy.js';
 export { answerScores, type AnswerScores, coverMatch, exactMatch, type F1Result, f1Score, normalizeAnswer, type NormalizeOptions } from './metrics.js';
 export { bootstrapCI, type BootstrapOptions, type MeanCI, type PairedBootstrap, pairedBootstrap, type PairedTTest, pairedTTest } from './stats.js';
-export { type EpisodeOptions, runEpisode, runQuestions, type RunOptions, type RunResult, runVotedEpisode } from './run.js';
+export { type EpisodeOptions, runEpisode, runOrmEpisode, runQuestions, type RunOptions, type RunResult, runVotedEpisode } from './run.js';
 export { type BuiltSystem, buildSystem, type SelectMethod, type SystemSpec } from './systems.js';
 export { answerCategories, type EvalProgress, readEvalConfig, runEval } from './harness.js';
 export type { AnswerCategories, Cell, Curve, DatasetSpec, EvalConfig, EvalResults, LabelCheckSummary } from './results.js';

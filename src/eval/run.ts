@@ -19,6 +19,7 @@ import type { Trajectory } from '../core/trajectory.js';
 import type { Policy } from '../agents/policy.js';
 import type { RagEnv, State } from '../env/env.js';
 import type { UsageTotals } from '../llm/middleware.js';
+import type { PRM } from '../prm/types.js';
 import { normalizeAnswer } from '../core/text.js';
 import { toTrajectory } from '../env/trajectory.js';
 import { readTrajectories, type RunSummary, summarize } from './trajectories.js';
@@ -76,6 +77,41 @@ export async function runVotedEpisode(env: RagEnv, policy: Policy, question: Que
   };
 }
 
+/**
+ * RAG-Gym's outcome-reward-model baseline (ORM best-of-N, against its PRM-guided selection): n whole
+ * episodes sampled at a temperature, each scored once by the ORM on its final answer in the state that
+ * answer was given in (the episode so far), the best kept (the first on a tie; an episode without an
+ * answer scores −∞). The ORM is any PRM backend: a head trained on outcome pairs (`ragtrail prm
+ * outcome-pairs`), a served reward model, or the gold PRM as a diagnostic. Usage and latency add up over
+ * all n; meta.orm records the scores.
+ */
+export async function runOrmEpisode(env: RagEnv, policy: Policy, question: Question, opts: { n: number; temperature: number; orm: PRM; seed?: number }): Promise<Trajectory> {
+  const samples: Trajectory[] = [];
+  for (let k = 0; k < opts.n; k++) samples.push(await runEpisode(env, policy, question, { temperature: opts.temperature, seed: (opts.seed ?? 0) * 1009 + k }));
+  const scores: number[] = [];
+  for (const t of samples) {
+    const at = t.steps.findLastIndex((s) => s.action.type === 'answer');
+    if (at < 0) {
+      scores.push(-Infinity);
+      continue;
+    }
+    const state: State = { question, steps: t.steps.slice(0, at), done: false, mustAnswer: false, turnsLeft: 0, searchesLeft: 0 };
+    const step = t.steps[at]!;
+    scores.push((await opts.orm.score(state, [{ action: step.action, raw: step.raw }]))[0]!);
+  }
+  let best = 0;
+  for (let k = 1; k < samples.length; k++) if (scores[k]! > scores[best]!) best = k;
+  const chosen = samples[best]!;
+  const usage = samples.reduce((u, t) => ({ promptTokens: u.promptTokens + t.usage.promptTokens, completionTokens: u.completionTokens + t.usage.completionTokens, requests: u.requests + t.usage.requests }), { promptTokens: 0, completionTokens: 0, requests: 0 });
+  return {
+    ...chosen,
+    policy: `${policy.name} + ORM best-of-${opts.n} (${opts.orm.name})`,
+    usage,
+    latencyMs: samples.reduce((s, t) => s + t.latencyMs, 0),
+    meta: { ...chosen.meta, orm: { n: opts.n, chosen: best, scores: scores.map((x) => (Number.isFinite(x) ? x : null)) } },
+  };
+}
+
 /** Options of {@link runQuestions}. */
 export interface RunOptions extends EpisodeOptions {
   outDir: string;
@@ -90,6 +126,8 @@ export interface RunOptions extends EpisodeOptions {
   usage?: () => UsageTotals;
   /** Self-consistency instead of single episodes. */
   vote?: { n: number; temperature: number };
+  /** ORM best-of-N over whole episodes instead of single episodes ({@link runOrmEpisode}). */
+  outcome?: { n: number; temperature: number; orm: PRM };
   quiet?: boolean;
 }
 
@@ -140,7 +178,11 @@ async function runLocked(opts: RunOptions): Promise<RunResult> {
       const q = todo[index]!;
       try {
         const t = await withPriority(index, () =>
-          opts.vote ? runVotedEpisode(opts.env, opts.policy, q, { ...opts.vote, seed: opts.seed }) : runEpisode(opts.env, opts.policy, q, opts),
+          opts.outcome
+            ? runOrmEpisode(opts.env, opts.policy, q, { ...opts.outcome, seed: opts.seed })
+            : opts.vote
+              ? runVotedEpisode(opts.env, opts.policy, q, { ...opts.vote, seed: opts.seed })
+              : runEpisode(opts.env, opts.policy, q, opts),
         );
         log.append(t);
         ran++;

@@ -12,13 +12,14 @@ import { createLLM, type LLMOptions } from '../llm/create.js';
 import type { MeteredLLM } from '../llm/middleware.js';
 import { createPrm, PrmGuidedPolicy, PRM_SPEC_HELP, type PrmCandidates } from '../prm/select.js';
 import type { PrmInput } from '../prm/remote.js';
+import type { PRM } from '../prm/types.js';
 import type { Retriever } from '../retrieval/types.js';
 
 /**
  * How a system picks each action: the policy's own choice (greedy), PRM best-of-N (RAG-Gym Alg. 1), or
  * self-consistency voting over whole episodes.
  */
-export type SelectMethod = 'greedy' | 'prm' | 'vote';
+export type SelectMethod = 'greedy' | 'prm' | 'vote' | 'orm';
 
 /**
  * One system of `ragtrail run` / `ragtrail eval`: a protocol, a model or a non-LLM policy, the
@@ -66,6 +67,8 @@ export interface BuiltSystem {
   llm?: MeteredLLM;
   temperature: number;
   vote?: { n: number; temperature: number };
+  /** select = orm: whole episodes scored by the ORM (`prm` names it). */
+  outcome?: { n: number; temperature: number; orm: PRM };
 }
 
 /**
@@ -93,5 +96,10 @@ export async function buildSystem(spec: SystemSpec, retriever: Retriever, llmOpt
   }
   const d = protocol.defaults;
   const env = new RagEnv({ retriever, topK: spec.topK ?? d.topK, maxTurns: spec.maxTurns ?? d.maxTurns, maxSearches: spec.maxSearches ?? d.maxSearches });
-  return { policy, env, llm, temperature, vote: select === 'vote' ? { n, temperature } : undefined };
+  let outcome: BuiltSystem['outcome'];
+  if (select === 'orm') {
+    if (!spec.prm) throw new InputError('--select orm needs --prm SPEC: the outcome reward model that scores each episode\'s final answer', PRM_SPEC_HELP);
+    outcome = { n, temperature, orm: await createPrm(spec.prm, llmOptions, { input: spec.prmInput }) };
+  }
+  return { policy, env, llm, temperature, vote: select === 'vote' ? { n, temperature } : undefined, ...(outcome && { outcome }) };
 }

@@ -9,16 +9,15 @@ import { join } from 'node:path';
 import { writeJsonl } from '../core/io.js';
 import { prmInputText } from '../prm/remote.js';
 import { createPrm } from '../prm/select.js';
-import { evaluatePrm, type PairEval, pairState, type PrmPairRecord, readPrmPairs, splitByQuestion } from '../prm/trained.js';
+import { evaluatePrm, type PairEval, pairState, type PrmPairRecord, readPrmPairs, rejectedPairState, splitByQuestion } from '../prm/trained.js';
 import { servePrm } from './python-service.js';
 
 /** Writes `OUT/prm_text.jsonl` ({chosen, rejected} texts of the training pairs) and `OUT/heldout.jsonl` (the held-out pairs). */
 export async function writeTrlPrmData(pairsPath: string, outDir: string, seed: number, holdout = 0.2): Promise<{ data: string; pairs: number; heldOut: PrmPairRecord[] }> {
   const records = await readPrmPairs(pairsPath);
   const { train, heldOut } = splitByQuestion(records, holdout, seed);
-  const text = (r: PrmPairRecord, raw: string) => prmInputText(pairState(r), raw);
   const data = join(outDir, 'prm_text.jsonl');
-  await writeJsonl(data, train.map((r) => ({ chosen: text(r, r.chosen.raw), rejected: text(r, r.rejected.raw) })));
+  await writeJsonl(data, train.map((r) => ({ chosen: prmInputText(pairState(r), r.chosen.raw), rejected: prmInputText(rejectedPairState(r), r.rejected.raw) })));
   await writeJsonl(join(outDir, 'heldout.jsonl'), heldOut);
   return { data, pairs: records.length, heldOut };
 }

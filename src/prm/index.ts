@@ -6,9 +6,10 @@
  */
 export type { Candidate, PRM } from './types.js';
 export { createPrm, PRM_CANDIDATES, PRM_SPEC_HELP, type PrmCandidates, type PrmFactory, type PrmOptions, PrmGuidedPolicy, prmKinds, registerPrm } from './select.js';
-export { type PairEval, pairCalibration, type PrmPairRecord, type PrmTrainOptions, readPrmPairs, type SavedPrm, TrainedPRM, trainPrm } from './trained.js';
+export { type PairEval, pairCalibration, type PrmPairRecord, type PrmTrainOptions, readPrmPairs, rejectedPairState, type SavedPrm, scorePair, TrainedPRM, trainPrm } from './trained.js';
 export { type ModelKind, type ModelState, pairCredit, ScoreModel } from './model.js';
 export { JudgePRM } from './judge.js';
 export { type PrmInput, PRM_INPUTS, RemotePRM, type RemoteOptions, type RemoteShape } from './remote.js';
 export { GoldPRM } from './gold.js';
+export { type OutcomePairs, outcomePairs } from './outcome.js';
 export { checkLabels, type LabelCheck } from './label-check.js';

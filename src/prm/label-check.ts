@@ -11,7 +11,7 @@
  */
 import type { Question } from '../core/types.js';
 import { GoldPRM } from './gold.js';
-import { pairState, type PrmPairRecord, type PrmTrainOptions, questionOf, trainPrm } from './trained.js';
+import { pairState, type PrmPairRecord, type PrmTrainOptions, questionOf, scorePair, trainPrm } from './trained.js';
 
 /** An annotation's pairs checked against the gold plan: {@link checkLabels}. */
 export interface LabelCheck {
@@ -36,7 +36,8 @@ export async function checkLabels(pairs: readonly PrmPairRecord[], questions: Re
     const question = questions.get(questionOf(p));
     if (!question?.decomposition?.length) continue;
     checked++;
-    const [c, r] = await gold.score({ ...pairState(p), question }, [p.chosen, p.rejected]);
+    const state = { ...pairState(p), question };
+    const [c, r] = await scorePair(gold, p, state);
     if (c === r) ties++;
     else if (c! > r!) {
       agree++;

@@ -23,6 +23,11 @@ export interface PrmPairRecord {
   chosen: Candidate & { type: string };
   rejected: Candidate & { type: string };
   gap?: number;
+  /**
+   * The state the rejected step was taken in, when it is not `state` (outcome pairs: two episodes'
+   * final answers, each in its own episode; prm/outcome.ts). Absent for sibling steps.
+   */
+  rejectedState?: { question: string; steps: Step[] };
 }
 
 /** A trained PRM as saved to a file: the embedder and features it reads, the head's weights, and how training went. */
@@ -39,6 +44,22 @@ export interface SavedPrm {
 
 export function pairState(rec: PrmPairRecord): State {
   return { question: { id: rec.id.split(':')[0] ?? rec.id, question: rec.state.question, answers: [] }, steps: rec.state.steps, done: false, mustAnswer: false, turnsLeft: 0, searchesLeft: 0 };
+}
+
+/** The state of a pair's rejected step: its own (outcome pairs) or the pair's shared one. */
+export function rejectedPairState(rec: PrmPairRecord): State {
+  return rec.rejectedState ? { ...pairState(rec), steps: rec.rejectedState.steps } : pairState(rec);
+}
+
+/** Scores a pair's chosen and rejected step, each in its own state (one call when they share it). */
+export async function scorePair(prm: Pick<PRM, 'score'>, rec: PrmPairRecord, state: State = pairState(rec), rejectedState: State = rec.rejectedState ? { ...state, steps: rec.rejectedState.steps } : state): Promise<[number, number]> {
+  if (!rec.rejectedState) {
+    const [c, r] = await prm.score(state, [rec.chosen, rec.rejected]);
+    return [c!, r!];
+  }
+  const [c] = await prm.score(state, [rec.chosen]);
+  const [r] = await prm.score(rejectedState, [rec.rejected]);
+  return [c!, r!];
 }
 
 /**
@@ -64,7 +85,8 @@ function prmPair(value: unknown, loc: SourceLocation, index: number): PrmPairRec
   const r = (value && typeof value === 'object' ? value : {}) as Partial<PrmPairRecord>;
   if (!r.state || typeof r.state.question !== 'string' || !Array.isArray(r.state.steps)) throw new RecordError(loc, 'state', 'must be {question, steps}', 'use prm_pairs.jsonl from `ragtrail annotate`');
   if (!r.chosen?.action || !r.rejected?.action) throw new RecordError(loc, r.chosen?.action ? 'rejected' : 'chosen', 'must hold {type, action, raw}');
-  return { id: String(r.id ?? index), state: r.state, chosen: r.chosen, rejected: r.rejected, gap: r.gap };
+  if (r.rejectedState !== undefined && (typeof r.rejectedState?.question !== 'string' || !Array.isArray(r.rejectedState.steps))) throw new RecordError(loc, 'rejectedState', 'must be {question, steps}', 'use outcome_pairs.jsonl from `ragtrail prm outcome-pairs`');
+  return { id: String(r.id ?? index), state: r.state, chosen: r.chosen, rejected: r.rejected, gap: r.gap, ...(r.rejectedState && { rejectedState: r.rejectedState }) };
 }
 
 /** The question a pair belongs to: held-out splits keep a question's pairs together. */
@@ -75,6 +97,12 @@ export function questionOf(p: PrmPairRecord): string {
 export async function pairFeatures(embedder: Embedder, pairs: readonly PrmPairRecord[]): Promise<PairX[]> {
   const out: PairX[] = [];
   for (const p of pairs) {
+    if (p.rejectedState) {
+      const [chosen] = await featurize(embedder, pairState(p), [p.chosen]);
+      const [rejected] = await featurize(embedder, rejectedPairState(p), [p.rejected]);
+      out.push({ chosen: chosen!, rejected: rejected! });
+      continue;
+    }
     const [chosen, rejected] = await featurize(embedder, pairState(p), [p.chosen, p.rejected]);
     out.push({ chosen: chosen!, rejected: rejected! });
   }
@@ -182,9 +210,9 @@ export async function evaluatePrm(prm: PRM, pairs: readonly PrmPairRecord[]): Pr
   const credits: number[] = [];
   let loss = 0;
   for (const p of pairs) {
-    const [chosen, rejected] = await prm.score(pairState(p), [p.chosen, p.rejected]);
-    credits.push(pairCredit(chosen!, rejected!));
-    const margin = chosen! - rejected!;
+    const [chosen, rejected] = await scorePair(prm, p);
+    credits.push(pairCredit(chosen, rejected));
+    const margin = chosen - rejected;
     loss += margin > 0 ? Math.log1p(Math.exp(-margin)) : -margin + Math.log1p(Math.exp(margin));
   }
   return { ...pairTally(pairs, credits), loss: pairs.length ? loss / pairs.length : 0 };
