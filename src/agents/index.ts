@@ -4,6 +4,9 @@
  * your own with `registerProtocol` and `registerPolicy`.
  * @module
  */
+export { adaptiveRag } from './adaptive-rag.js';
+export { skr } from './skr.js';
+export { type RoutedProtocol, routedProtocol, type RouterSpec } from './router.js';
 export { AGENT_NAMES, type AgentName, type Protocol, type ProtocolDefaults, type RenderOptions, type TemplateField, type TemplateFill, type TemplateHooks, type TemplateKind, firstTag, formatDocs, invalid, tagContent } from './protocol.js';
 export { checkPromptTemplate, fillTemplate, loadPromptTemplate, parsePromptTemplate, placeholders, type PromptTemplate, templateFields, type TemplateSection, usePromptTemplate, withPromptTemplate } from './prompt-template.js';
 export { getProtocol, PROTOCOLS, protocolNames, protocols, registerProtocol } from './registry.js';

@@ -94,16 +94,18 @@ export class LlmPolicy implements Policy {
   }
 
   /**
-   * One model request for `opts.n` samples, after any calls the protocol's `prepare` makes (its fixed
-   * step, if any, makes none). Each move gets an equal share of the request's token usage, its
+   * One model request for `opts.n` samples, after any calls the protocol's `prepare` makes (a fixed
+   * step makes no request of its own). Each move gets an equal share of the request's token usage, its
    * log-probability when the backend reports one, and, when the answer is forced, text that does not
    * parse as an answer is taken as the answer itself (recorded as a format error).
    */
   async propose(state: State, opts: ProposeOptions = {}): Promise<Move[]> {
     const p = this.protocol;
+    // Before the fixed step: a routing protocol (agents/router.ts) decides there which agent answers,
+    // and with it whether the first step is a fixed search.
+    await p.prepare?.(state, this.llm);
     const fixed = state.mustAnswer ? undefined : p.fixedAction?.(state);
     if (fixed) return [{ action: fixed, raw: p.format(fixed, state) }];
-    await p.prepare?.(state, this.llm);
     const messages = p.render(state, { forced: state.mustAnswer });
     const t0 = performance.now();
     const result = await this.llm.generate({

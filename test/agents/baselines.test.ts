@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { LlmPolicy } from '../../src/agents/policy.js';
+import type { RoutedProtocol } from '../../src/agents/router.js';
 import { PROTOCOLS } from '../../src/agents/registry.js';
 import type { Question } from '../../src/core/types.js';
 import { RagEnv } from '../../src/env/env.js';
@@ -103,5 +104,39 @@ describe('Self-Ask', () => {
     assert.match(user[2]!, /^Context:\nDoc 1 \(Title: Maren Tolvik\)/);
     assert.equal(t.prediction, 'Oslo');
     assert.equal(t.retrievalCount, 3);
+  });
+});
+
+describe('Adaptive-RAG and SKR: one decision call routes the question', () => {
+  const fresh = (): Question => ({ ...question });
+  async function routed(agent: 'adaptive-rag' | 'skr', script: string[]) {
+    const p = PROTOCOLS[agent];
+    const retriever = new TableRetriever();
+    const llm = new ScriptedLLM(script);
+    const env = new RagEnv({ retriever, topK: 2, maxTurns: p.defaults.maxTurns, maxSearches: p.defaults.maxSearches });
+    const q = fresh();
+    const t = await runEpisode(env, new LlmPolicy(p, llm), q);
+    return { t, queries: retriever.queries, requests: llm.requests, route: (p as RoutedProtocol).routeOf(q) };
+  }
+
+  it('Adaptive-RAG: A answers directly (no search), B searches the question once, C runs IRCoT; an unreadable label is C', async () => {
+    const a = await routed('adaptive-rag', ['A', 'Oslo']);
+    assert.deepEqual([a.route, a.queries, a.requests.length, a.t.prediction], ['A', [], 2, 'Oslo']);
+    assert.match(a.requests[0]!.messages![0]!.content, /reply with one letter only[\s\S]*Question: Where was the director of The Silent Harbor born\?\nLabel:$/);
+    assert.equal(a.requests[0]!.temperature, 0);
+    const b = await routed('adaptive-rag', ['B', 'She was born in Oslo.\nAnswer: Oslo']);
+    assert.deepEqual([b.route, b.queries, b.requests.length, b.t.prediction], ['B', [question.question], 2, 'Oslo']);
+    const c = await routed('adaptive-rag', ['Label: C', 'The Silent Harbor was directed by Maren Tolvik.', 'So the answer is: Oslo']);
+    assert.deepEqual([c.route, c.queries, c.requests.length, c.t.prediction], ['C', [question.question, 'The Silent Harbor was directed by Maren Tolvik.'], 3, 'Oslo']);
+    const unread = await routed('adaptive-rag', ['maybe', 'So the answer is: Oslo']);
+    assert.equal(unread.route, 'C');
+  });
+
+  it('SKR: "no" answers from the model\'s own knowledge, "yes" searches the question first', async () => {
+    const own = await routed('skr', ['No, I know it.', 'Tolvik was born in Oslo.\nAnswer: Oslo']);
+    assert.deepEqual([own.route, own.queries, own.requests.length, own.t.prediction], ['own', [], 2, 'Oslo']);
+    const retrieve = await routed('skr', ['yes', 'Answer: Oslo']);
+    assert.deepEqual([retrieve.route, retrieve.queries, retrieve.requests.length], ['retrieve', [question.question], 2]);
+    assert.match(retrieve.requests[1]!.messages![1]!.content, /^Documents:\nSearch: Where was the director/);
   });
 });
