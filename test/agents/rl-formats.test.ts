@@ -145,3 +145,22 @@ describe('ReSearch (Agent-RL): " <result>" glued after </search>, the answer in 
     assert.equal(PROTOCOLS['re-search'].parse('<answer> Paris </answer>', s).type, 'invalid');
   });
 });
+
+describe('HiPRAG: <step>s inside one <think>, the harness opening the first step and each conclusion', () => {
+  it('renders the harness\'s running text after the chat prompt', () => {
+    const m1 = 'I need to know who directed Jaws and when he was born.</reasoning>\n    <search>Jaws 1975 film director birth date</search>';
+    const m2 = 'Jaws was directed by Steven Spielberg, born December 18, 1946.</conclusion>\n</step>\n<step>\n    <reasoning>Now I need the US president in December 1946.</reasoning>\n    <search>US president in December 1946</search>';
+    const m3 = 'Harry S. Truman was president in December 1946.</conclusion>\n</step>\n</think>\n<answer>Harry S. Truman</answer>';
+    const jaws = [doc('Jaws (film)', 'Jaws is a 1975 American thriller film directed by Steven Spielberg ...', 0), doc('Steven Spielberg', 'Steven Allan Spielberg (born December 18, 1946) is an American filmmaker ...', 1)];
+    const truman = [doc('Harry S. Truman', 'Harry S. Truman ... 33rd president of the United States from 1945 to 1953 ...', 2)];
+    const text = replay('hiprag', [
+      { raw: m1.replace(/<\/search>$/, ''), action: { type: 'search', query: 'Jaws 1975 film director birth date' }, docs: jaws },
+      { raw: m2, action: { type: 'search', query: 'US president in December 1946' }, docs: truman },
+      { raw: m3.replace(/<\/answer>$/, ''), action: { type: 'answer', answer: 'Harry S. Truman' } },
+    ], 1);
+    const opening = '\n<think>\n<step>\n    <reasoning>';
+    const e1 = '\n    <context>Doc 1(Title: "Jaws (film)") Jaws is a 1975 American thriller film directed by Steven Spielberg ...\nDoc 2(Title: "Steven Spielberg") Steven Allan Spielberg (born December 18, 1946) is an American filmmaker ...</context>\n    <conclusion>';
+    const e2 = '\n    <context>Doc 1(Title: "Harry S. Truman") Harry S. Truman ... 33rd president of the United States from 1945 to 1953 ...</context>\n    <conclusion>';
+    assert.equal(text, opening + m1 + e1 + m2 + e2 + m3);
+  });
+});
