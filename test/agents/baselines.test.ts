@@ -140,3 +140,33 @@ describe('Adaptive-RAG and SKR: one decision call routes the question', () => {
     assert.match(retrieve.requests[1]!.messages![1]!.content, /^Documents:\nSearch: Where was the director/);
   });
 });
+
+describe('SuRe', () => {
+  it('one search; K = 2 candidates, a summary each, validity and one pairwise verdict; the best candidate answers with no further call', async () => {
+    const { t, queries, user, requests } = await run('sure', [
+      '(a) Oslo\n(b) Bergen',
+      'Maren Tolvik, who directed the film, was born in Oslo.',
+      'Nothing in the documents mentions Bergen.',
+      'True',
+      'False',
+      '1',
+    ]);
+    assert.deepEqual(queries, [question.question]);
+    assert.equal(requests.length, 6);
+    assert.match(user[0]!, /Give 2 different short candidate answers[\s\S]*\(a\) <short answer>\n\(b\) <short answer>$/);
+    assert.match(user[1]!, /supports the answer "Oslo"/);
+    assert.match(user[2]!, /supports the answer "Bergen"/);
+    assert.match(user[3]!, /^Question: .*\nProposed answer: Oslo\nSummary: Maren Tolvik, who directed/);
+    assert.match(user[5]!, /Summary 1: Maren Tolvik[\s\S]*Summary 2: Nothing in the documents/);
+    assert.ok(requests.every((r) => r.temperature === 0));
+    assert.equal(t.prediction, 'Oslo');
+    assert.equal(t.steps[0]!.summary, 'SuRe candidates: Oslo (validity 1, ranking 1); Bergen (validity 0, ranking 0); chosen: Oslo');
+  });
+
+  it('a pairwise verdict can outweigh validity, and ties go to the first candidate', async () => {
+    const { sureChoice, readCandidates } = await import('../../src/agents/sure.js');
+    assert.equal(sureChoice(['x', 'y'], [1, 1], [0, 1]), 'y');
+    assert.equal(sureChoice(['x', 'y'], [1, 0], [0, 1]), 'x');
+    assert.deepEqual(readCandidates('Candidates:\n(a) Oslo\n(b) oslo\nb) Bergen\n3. Paris'), ['Oslo', 'Bergen']);
+  });
+});
