@@ -81,6 +81,45 @@ export interface AnswerScores {
   acc: number;
 }
 
+/**
+ * The option a prediction picks among lettered choices: a leading letter ("B", "(B)", "B. Aspirin",
+ * "B) …"), else "answer is B" / "option B", else the one option whose text the prediction states (its
+ * normalised text equal to, or the only option contained in, the normalised prediction).
+ */
+export function readChoice(prediction: string, choices: Readonly<Record<string, string>>): string | undefined {
+  const letters = Object.keys(choices);
+  const isLetter = (x: string | undefined) => (x !== undefined && letters.includes(x.toUpperCase()) ? x.toUpperCase() : undefined);
+  const t = prediction.trim();
+  const lead = isLetter(/^\(?([A-Za-z])\)?(?:[.):\s]|$)/.exec(t)?.[1]);
+  if (lead) return lead;
+  const named = isLetter(/\b(?:answer|option|choice)\s*(?:is|:)?\s*\(?([A-Za-z])\)?(?![\w])/i.exec(t)?.[1]);
+  if (named) return named;
+  const p = normalizeAnswer(t);
+  if (!p) return undefined;
+  const equal = letters.filter((l) => normalizeAnswer(choices[l]!) === p);
+  if (equal.length === 1) return equal[0];
+  const inside = letters.filter((l) => {
+    const o = normalizeAnswer(choices[l]!);
+    return o !== '' && ` ${p} `.includes(` ${o} `);
+  });
+  return inside.length === 1 ? inside[0] : undefined;
+}
+
+/**
+ * Multiple-choice scoring (MedQA, as RAG-Gym reports it): 1 when the picked option is the gold letter;
+ * EM, F1 and Acc are all that accuracy ("accuracy being considered as both EM and F1").
+ */
+export function choiceScores(prediction: string, choices: Readonly<Record<string, string>>, gold: string): AnswerScores {
+  const right = readChoice(prediction, choices) === gold.trim().toUpperCase() ? 1 : 0;
+  return { em: right, f1: right, acc: right };
+}
+
+/** The answer metrics of a prediction: by option for multiple choice (`choices` given), else EM, F1 and Acc. */
+export function scoreAnswer(prediction: string, answers: string | readonly string[], choices?: Readonly<Record<string, string>>, opts?: NormalizeOptions): AnswerScores {
+  const gold = typeof answers === 'string' ? answers : answers[0];
+  return choices && gold !== undefined ? choiceScores(prediction, choices, gold) : answerScores(prediction, answers, opts);
+}
+
 /** EM, F1 and Acc of one prediction. */
 export function answerScores(prediction: string, answers: string | readonly string[], opts?: NormalizeOptions): AnswerScores {
   return {

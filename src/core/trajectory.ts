@@ -99,3 +99,9 @@ export interface Trajectory {
 export function isFormatFailure(s: { action: Action; formatError?: string }): boolean {
   return s.action.type === 'invalid' || s.formatError !== undefined;
 }
+
+/** The lettered options a multiple-choice trajectory carries (`meta.choices`, from Question.choices), if any. */
+export function trajectoryChoices(t: Pick<Trajectory, 'meta'>): Record<string, string> | undefined {
+  const c = t.meta?.['choices'];
+  return c && typeof c === 'object' && !Array.isArray(c) ? (c as Record<string, string>) : undefined;
+}

@@ -31,6 +31,11 @@ export interface Question {
   supporting?: string[];
   /** Gold decomposition into single-hop sub-questions (MuSiQue, the synthetic world). */
   decomposition?: DecompositionStep[];
+  /**
+   * Multiple choice (MedQA): the options by letter. The question text lists them; `answers[0]` is the
+   * gold letter, and a prediction is scored by the option it picks (core/metrics.ts choiceScores).
+   */
+  choices?: Record<string, string>;
   /** Passages shipped with the question (distractor setting), in dataset order. ARENA numbers references by this order. */
   context?: Passage[];
   /** Everything else the dataset says about the question, kept verbatim for inspection. */

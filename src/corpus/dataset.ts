@@ -10,9 +10,10 @@ import { asObject, type Json } from './formats/fields.js';
 import { fromFlashrag } from './formats/flashrag.js';
 import { fromHotpot } from './formats/hotpotqa.js';
 import { fromMusique } from './formats/musique.js';
+import { fromMedqa, looksLikeMedqa } from './formats/medqa.js';
 
 /** Question-set layouts {@link loadDataset} reads (`2wiki` shares HotpotQA's converter). */
-export const DATASET_FORMATS = ['flashrag', 'hotpotqa', '2wiki', 'musique'] as const;
+export const DATASET_FORMATS = ['flashrag', 'hotpotqa', '2wiki', 'musique', 'medqa'] as const;
 /** One of {@link DATASET_FORMATS}. */
 export type DatasetFormat = (typeof DATASET_FORMATS)[number];
 
@@ -21,6 +22,7 @@ const CONVERTERS: Record<DatasetFormat, (rec: Json, loc: SourceLocation) => Ques
   hotpotqa: fromHotpot,
   '2wiki': fromHotpot,
   musique: fromMusique,
+  medqa: fromMedqa,
 };
 
 /** Guesses the layout from one record's fields; undefined when nothing fits. */
@@ -29,6 +31,7 @@ export function detectFormat(rec: Json): DatasetFormat | undefined {
   if ('paragraphs' in rec || 'question_decomposition' in rec) return 'musique';
   if ('evidences' in rec) return '2wiki';
   if ('context' in rec || 'supporting_facts' in rec) return 'hotpotqa';
+  if (looksLikeMedqa(rec)) return 'medqa';
   return undefined;
 }
 
@@ -50,7 +53,7 @@ export interface LoadOptions {
 }
 
 /** The field each layout is recognised by (detectFormat), for the hint of a file that fits none. */
-const DETECTED_BY = 'golden_answers (flashrag), context or supporting_facts (hotpotqa), evidences (2wiki), paragraphs or question_decomposition (musique)';
+const DETECTED_BY = 'golden_answers (flashrag), context or supporting_facts (hotpotqa), evidences (2wiki), paragraphs or question_decomposition (musique), options with answer_idx (medqa)';
 
 /**
  * The hint for a split that holds no question: the splits the file has (from metadata.split), and the

@@ -1,5 +1,5 @@
 /** The trajectory record of an episode, built from its final state: what every later stage reads. */
-import { answerScores } from '../core/metrics.js';
+import { scoreAnswer } from '../core/metrics.js';
 import { isFormatFailure, type Trajectory } from '../core/trajectory.js';
 import type { State } from './env.js';
 
@@ -43,8 +43,10 @@ export function toTrajectory(state: State, policy: PolicyLabel, latencyMs: numbe
   if (q.supporting?.length) meta['supporting'] = q.supporting;
   if (q.context?.length) meta['contextIds'] = q.context.map((p) => p.id);
   if (q.type) meta['type'] = q.type;
+  // Multiple choice is scored by the option picked: the choices travel with the run too.
+  if (q.choices) meta['choices'] = q.choices;
   if (Object.keys(meta).length) t.meta = meta;
-  t.metrics = answerScores(t.prediction, t.answers);
+  t.metrics = scoreAnswer(t.prediction, t.answers, q.choices);
   return t;
 }
 

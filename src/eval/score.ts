@@ -3,7 +3,7 @@
  * question of the dataset counts, and a question without a prediction scores 0.
  */
 import type { Question } from '../core/types.js';
-import { answerScores, type AnswerScores, type NormalizeOptions } from './metrics.js';
+import { type AnswerScores, type NormalizeOptions, scoreAnswer } from './metrics.js';
 import type { Predictions } from './predictions.js';
 import { bootstrapCI, type BootstrapOptions, type MeanCI, pairedBootstrap, pairedTTest, type PairedBootstrap, type PairedTTest } from './stats.js';
 
@@ -49,7 +49,7 @@ export function scorePredictions(questions: readonly Question[], predictions: Pr
       missing.push(q.id);
       perQuestion.push({ id: q.id, em: 0, f1: 0, acc: 0, missing: true });
     } else {
-      perQuestion.push({ id: q.id, ...answerScores(pred, q.answers, opts), missing: false });
+      perQuestion.push({ id: q.id, ...scoreAnswer(pred, q.answers, q.choices, opts), missing: false });
     }
   }
   const unknown = [...predictions.keys()].filter((id) => !known.has(id));

@@ -6,8 +6,8 @@ import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { InputError, RecordError } from '../core/errors.js';
 import { readJsonlEach, readJsonlValues, type UnreadableRecord } from '../core/io.js';
-import type { Trajectory } from '../core/trajectory.js';
-import { answerScores } from './metrics.js';
+import { type Trajectory, trajectoryChoices } from '../core/trajectory.js';
+import { scoreAnswer } from './metrics.js';
 import { mean } from './stats.js';
 
 /** The trajectories file of a run folder, or the file itself. */
@@ -55,9 +55,9 @@ export async function* readTrajectoriesEach(location: string): AsyncGenerator<{ 
   }
 }
 
-/** Metrics of a trajectory's prediction against the gold answers it carries. */
-export function scoreTrajectory(t: Pick<Trajectory, 'prediction' | 'answers'>): { em: number; f1: number; acc: number } {
-  return answerScores(t.prediction, t.answers);
+/** Metrics of a trajectory's prediction against the gold answers it carries (by option, for multiple choice). */
+export function scoreTrajectory(t: Pick<Trajectory, 'prediction' | 'answers' | 'meta'>): { em: number; f1: number; acc: number } {
+  return scoreAnswer(t.prediction, t.answers, trajectoryChoices(t));
 }
 
 /**

@@ -4,8 +4,8 @@
  * LLM judge (choice).
  */
 import { InputError } from '../core/errors.js';
-import type { Trajectory } from '../core/trajectory.js';
-import { answerScores } from '../core/metrics.js';
+import { type Trajectory, trajectoryChoices } from '../core/trajectory.js';
+import { scoreAnswer } from '../core/metrics.js';
 import type { RewardContext } from './types.js';
 
 /** How an answer counts as correct: exact match, cover match (Acc), F1 at a threshold, or an LLM judge. */
@@ -16,8 +16,8 @@ export const CORRECTNESS_RULES: readonly CorrectnessRule[] = ['em', 'acc', 'f1',
  * One answer metric (SQuAD/HotpotQA-style EM, F1, or FlashRAG's cover-match Acc) of the prediction
  * against the gold answers, maximised over them; in [0, 1].
  */
-export function metricOf(t: Pick<Trajectory, 'prediction' | 'answers'>, metric: 'em' | 'f1' | 'acc'): number {
-  return answerScores(t.prediction, t.answers)[metric];
+export function metricOf(t: Pick<Trajectory, 'prediction' | 'answers'> & Partial<Pick<Trajectory, 'meta'>>, metric: 'em' | 'f1' | 'acc'): number {
+  return scoreAnswer(t.prediction, t.answers, trajectoryChoices(t))[metric];
 }
 
 /** Is the prediction correct under the rule? `threshold` applies to the F1 rule (default 0.5). */

@@ -85,7 +85,7 @@ describe('an unknown dataset layout', () => {
 
   it('run names its --dataset-format flag (not --format), and the flag then works', () => {
     const line = oneLineError(ragtrail('run', '--policy', 'sim', '--index', index, '--dataset', odd, '--out', join(tmp.dir, 'r-odd')));
-    assert.match(line, /odd\.jsonl:1: cannot tell the dataset layout \(fields: qid, q, a\) \(pass --dataset-format flashrag\|hotpotqa\|2wiki\|musique, or give the records/);
+    assert.match(line, /odd\.jsonl:1: cannot tell the dataset layout \(fields: qid, q, a\) \(pass --dataset-format flashrag\|hotpotqa\|2wiki\|musique\|medqa, or give the records/);
     assert.doesNotMatch(line, /--format /);
     // Forced, the flashrag reader says which field is missing instead.
     assert.match(oneLineError(ragtrail('run', '--policy', 'sim', '--index', index, '--dataset', odd, '--dataset-format', 'flashrag', '--out', join(tmp.dir, 'r-odd'))), /odd\.jsonl:1: field "id" is missing/);
@@ -99,7 +99,7 @@ describe('an unknown dataset layout', () => {
 
   it('corpus and score name --dataset-format; corpus keeps --format for its output', () => {
     const line = oneLineError(ragtrail('corpus', '--dataset', odd, '--out', join(tmp.dir, 'c.jsonl')));
-    assert.match(line, /pass --dataset-format flashrag\|hotpotqa\|2wiki\|musique/);
+    assert.match(line, /pass --dataset-format flashrag\|hotpotqa\|2wiki\|musique\|medqa/);
   });
 });
 

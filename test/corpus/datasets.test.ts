@@ -154,7 +154,7 @@ describe('malformed input', () => {
   });
   it("an unknown layout names the caller's layout flag, or none when it has none", async () => {
     const odd = file('odd.jsonl', '{"foo":1}\n');
-    await assert.rejects(collectAll(loadDataset(odd, { flags: { format: '--dataset-format' } })), /cannot tell the dataset layout.*\(pass --dataset-format flashrag\|hotpotqa\|2wiki\|musique, or give the records the fields/);
+    await assert.rejects(collectAll(loadDataset(odd, { flags: { format: '--dataset-format' } })), /cannot tell the dataset layout.*\(pass --dataset-format flashrag\|hotpotqa\|2wiki\|musique\|medqa, or give the records the fields/);
     await assert.rejects(collectAll(loadDataset(odd)), (e: Error) => /cannot tell the dataset layout \(fields: foo\) \(give the records the fields a layout is recognised by: golden_answers \(flashrag\)/.test(e.message) && !/--/.test(e.message));
   });
 });

@@ -3,6 +3,7 @@
  *   hash:<dim>                  offline hashed n-grams (lexical, not semantic; the default)
  *   openai:<baseURL>#<model>    any OpenAI-compatible /v1/embeddings server (vLLM, TEI, Ollama, llama.cpp, hosted)
  *   llama:<path.gguf>           node-llama-cpp with a local GGUF model (optional dependency)
+ *   dual:<query spec>|<passage spec>   a dual encoder: queries and passages through two models (MedCPT)
  * Vectors are L2-normalised, so inner product = cosine similarity everywhere downstream.
  */
 import { InputError } from '../../core/errors.js';
@@ -11,7 +12,7 @@ import type { Embedder, EmbedderOptions } from './base.js';
 export { type EmbedKind, type Embedder, type EmbedderOptions, l2normalize, type Prefixes, withPrefixes } from './base.js';
 
 /** The accepted embedder specs, in words, for help texts and error messages. */
-export const EMBEDDER_SPEC_HELP = 'hash:<dim> (offline, lexical), openai:<baseURL>#<model>, or llama:<model.gguf>';
+export const EMBEDDER_SPEC_HELP = 'hash:<dim> (offline, lexical), openai:<baseURL>#<model>, llama:<model.gguf>, or dual:<query spec>|<passage spec> (a dual encoder, e.g. MedCPT)';
 
 /** Parses an embedder spec string into a backend. */
 export async function createEmbedder(spec: string, opts: EmbedderOptions = {}): Promise<Embedder> {
@@ -39,6 +40,12 @@ export async function createEmbedder(spec: string, opts: EmbedderOptions = {}): 
       const { LlamaCppEmbedder } = await import('./llama.js');
       if (!rest) throw new InputError(`embedder "${spec}": expected llama:<path to a .gguf file>`);
       return LlamaCppEmbedder.load(rest);
+    }
+    case 'dual': {
+      const bar = rest.indexOf('|');
+      if (bar <= 0 || bar === rest.length - 1) throw new InputError(`embedder "${spec}": expected dual:<query spec>|<passage spec>`, 'e.g. dual:openai:http://127.0.0.1:8080/v1#ncbi/MedCPT-Query-Encoder|openai:http://127.0.0.1:8081/v1#ncbi/MedCPT-Article-Encoder');
+      const { DualEmbedder } = await import('./dual.js');
+      return new DualEmbedder(await createEmbedder(rest.slice(0, bar), opts), await createEmbedder(rest.slice(bar + 1), opts));
     }
     default:
       throw new InputError(`unknown embedder "${spec}"`, `use ${EMBEDDER_SPEC_HELP}`);
