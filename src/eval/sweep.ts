@@ -4,7 +4,8 @@
  * training-set size (RAG-Gym), ProRAG's dual weight, MCTS simulations.
  *
  * Two kinds. An eval sweep sets a field of every chosen system of an eval config (`top-k`, `max-turns`,
- * `max-searches`, `n`, `temperature`) and runs `ragtrail eval` once per value: the points are paired
+ * `max-searches`, `n`, `temperature`; `checkpoint` fills `{checkpoint}` in a system's policy, model or
+ * PRM with the epoch, over the checkpoints a pipeline's trainers keep) and runs `ragtrail eval` once per value: the points are paired
  * (the same questions) and carry bootstrap CIs. A recipe sweep sets a field of a pipeline recipe by a
  * dotted path (`stages.<id>.…` picks the stage with that id: `stages.prm.settings.trainPairs`,
  * `stages.annotate.mcts.simulations`, `stages.prorag.settings.dualWeight`) and runs the pipeline once per
@@ -21,11 +22,11 @@ import type { Cell } from './results.js';
 import { lineChart, type LinePoint } from './svg.js';
 
 /** The system fields an eval sweep may vary, by their flag-style names. */
-export const EVAL_SWEEPS = { 'top-k': 'topK', 'max-turns': 'maxTurns', 'max-searches': 'maxSearches', n: 'n', temperature: 'temperature' } as const;
+export const EVAL_SWEEPS = { 'top-k': 'topK', 'max-turns': 'maxTurns', 'max-searches': 'maxSearches', n: 'n', temperature: 'temperature', checkpoint: '{checkpoint}' } as const;
 /** A setting an eval sweep varies, by its flag-style name. */
 export type EvalSweep = keyof typeof EVAL_SWEEPS;
 /** The x-axis title of an eval sweep (a recipe sweep's is its path). */
-const AXIS: Record<EvalSweep, string> = { 'top-k': 'top-k (documents per search)', 'max-turns': 'max turns', 'max-searches': 'max searches', n: 'N (candidates per step, or episodes voted)', temperature: 'temperature' };
+const AXIS: Record<EvalSweep, string> = { 'top-k': 'top-k (documents per search)', 'max-turns': 'max turns', 'max-searches': 'max searches', n: 'N (candidates per step, or episodes voted)', temperature: 'temperature', checkpoint: 'training checkpoint (epoch)' };
 export const axisTitle = (vary: string) => AXIS[vary as EvalSweep] ?? vary;
 
 /** One system on one dataset at one value. */
@@ -75,15 +76,29 @@ export async function sweepEval(config: EvalConfig, vary: EvalSweep, values: rea
   const chosen = opts.systems?.length ? opts.systems : config.systems.map((s) => s.name);
   for (const name of chosen) if (!config.systems.some((s) => s.name === name)) throw new InputError(`--system ${name}: the config has no such system`, `its systems: ${config.systems.map((s) => s.name).join(', ')}`);
   if (vary === 'n' && config.systems.some((s) => chosen.includes(s.name) && (s.select ?? 'greedy') === 'greedy')) throw new InputError('--vary n: a greedy system has no N', 'choose prm or vote systems with --system');
+  if (vary === 'checkpoint') {
+    for (const s of config.systems.filter((x) => chosen.includes(x.name))) if (!CHECKPOINT_FIELDS.some((f) => s[f]?.includes('{checkpoint}'))) throw new InputError(`--vary checkpoint: system "${s.name}" names no {checkpoint} in its policy, llm or prm`, 'e.g. "policy": "gym:runs/seed-0/grpo/checkpoints/epoch-{checkpoint}.json" (the pipeline keeps one per epoch)');
+    if (values.some((v) => !Number.isInteger(v) || v < 1)) throw new InputError('--values: checkpoints are epochs, whole numbers ≥ 1', 'e.g. --values 1,2,3');
+  }
   const t0 = performance.now();
   const points: SweepPoint[] = [];
   for (const value of values) {
     opts.log?.(`${vary} = ${value}: evaluating ${chosen.length} system(s)`);
-    const systems = config.systems.filter((s) => chosen.includes(s.name)).map((s) => ({ ...s, [field]: value }));
+    const systems = config.systems.filter((s) => chosen.includes(s.name)).map((s) => (vary === 'checkpoint' ? atCheckpoint(s, value) : { ...s, [field]: value }));
     const r = await runEval({ ...config, systems, out: pointDir(opts.out, vary, value), baseline: chosen.includes(config.baseline ?? '') ? config.baseline : systems[0]!.name });
     points.push(...r.cells.map((c) => cellPoint(value, c)));
   }
   return { kind: 'eval', vary, values: [...values], points, whiskers: "each point's 95% bootstrap CI over the test questions", seconds: (performance.now() - t0) / 1000 };
+}
+
+/** The fields of a system a checkpoint sweep fills in. */
+const CHECKPOINT_FIELDS = ['policy', 'llm', 'prm', 'resumeKey'] as const;
+
+/** A system with `{checkpoint}` in its policy, model, PRM or resume key replaced by the epoch. */
+function atCheckpoint<T extends Partial<Record<(typeof CHECKPOINT_FIELDS)[number], string>>>(s: T, epoch: number): T {
+  const out = { ...s };
+  for (const f of CHECKPOINT_FIELDS) if (typeof out[f] === 'string') (out as Record<string, string>)[f] = out[f]!.replaceAll('{checkpoint}', String(epoch));
+  return out;
 }
 
 /**

@@ -9,7 +9,7 @@
 export { type Choice, GymPolicy, type SavedGymPolicy } from './gym/policy.js';
 export type { StateAction, StatePair } from './gym/data.js';
 export type { GymCandidate } from './gym/candidates.js';
-export { DPO_BETA, GYM_ALGOS, type GymAlgo, type LogEntry, type OfflineConfig, OFFLINE_DEFAULTS, type RlAlgo, type RlConfig, type RlContext, rlDefaults, trainDpo, trainRl, trainSft } from './gym/train.js';
+export { DPO_BETA, GYM_ALGOS, type GymAlgo, type LogEntry, type OfflineConfig, OFFLINE_DEFAULTS, type OnEpoch, type RlAlgo, type RlConfig, type RlContext, rlDefaults, trainDpo, trainRl, trainSft } from './gym/train.js';
 export { type RftConfig, type RftContext, type RftCounts, RFT_DEFAULTS, type RftFilter, type RftResult, type RftVerdict, trainRft } from './gym/rft.js';
 export { defaultVenv, ensureVenv, runTrl, type TrlAlgo, type TrlConfig, type VenvOptions, writeTrlConfig } from './trl.js';
 export { type EpisodeScorer, EnvService, type EnvServiceOptions, type StepPayload, type StepScorer, type ToolSpec } from './serve/env-service.js';

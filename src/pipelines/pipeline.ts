@@ -123,15 +123,17 @@ async function runGymStage(ctx: Seed, stage: Stage, dir: string): Promise<Record
       const cfg = trainerConfig(stage, ctx.seed);
       let log: LogEntry[];
       let data: Record<string, unknown> = {};
+      // The policy after each epoch, for a sweep over training checkpoints (`ragtrail sweep --vary checkpoint`).
+      const checkpoint = (epoch: number) => policy.clone(stage.id).save(join(dir, 'checkpoints', `epoch-${epoch}.json`), [{ algo: stage.algo, stage: stage.id, from: stage.from, epoch }]);
       if (stage.algo === 'sft') {
         const demos = await readDemonstrations(ctx, stage.data!);
         if (demos.length === 0) throw new InputError(`stage ${stage.id}: ${stage.data} gave no demonstrations`, 'raise its questions');
-        log = trainSft(policy, demos, cfg);
+        log = trainSft(policy, demos, cfg, undefined, checkpoint);
         data = { demonstrations: demos.length };
       } else if (stage.algo === 'dpo') {
         const pairs = await annotationPairs(join(ctx.dir, stage.data!), await stageTrees(ctx, stage.data!));
         if (pairs.length === 0) throw new InputError(`stage ${stage.id}: ${stage.data} gave no preference pairs`, 'raise its questions or simulations');
-        log = trainDpo(policy, pairs, cfg);
+        log = trainDpo(policy, pairs, cfg, undefined, checkpoint);
         data = { pairs: pairs.length };
       } else if (stage.algo === 'rft') {
         const questions = stageQuestions(ctx, stage.questions);
@@ -143,7 +145,7 @@ async function runGymStage(ctx: Seed, stage: Stage, dir: string): Promise<Record
       } else {
         const questions = stageQuestions(ctx, stage.questions);
         const prm = stage.prm ? await createPrm(prmSpec(ctx, stage.prm)) : undefined;
-        log = await trainRl(policy, { env: ctx.env, questions, prm }, { ...cfg, algo: stage.algo as RlAlgo });
+        log = await trainRl(policy, { env: ctx.env, questions, prm }, { ...cfg, algo: stage.algo as RlAlgo }, checkpoint);
         data = { questions: questions.length };
       }
       policy.clone(stage.id).save(join(dir, 'policy.json'), [{ algo: stage.algo, stage: stage.id, from: stage.from, ...data, log }]);

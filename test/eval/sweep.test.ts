@@ -14,6 +14,8 @@ import { readEvalConfig } from '../../src/eval/harness.js';
 import type { Cell } from '../../src/eval/results.js';
 import { parseValues, pointDir, recipePoints, setRecipePath, sweepEval, writeSweep } from '../../src/eval/sweep.js';
 import { buildIndex } from '../../src/retrieval/index-dir.js';
+// --policy gym:FILE registers itself from learn/ (as the CLI and the ragtrail/eval entry point load it).
+import '../../src/learn/gym/policy.js';
 import { ROOT, tempDir } from '../helpers.js';
 
 const tmp = tempDir();
@@ -87,7 +89,7 @@ describe('eval sweep', () => {
 });
 
 describe('ragtrail sweep --recipe', () => {
-  it('runs the pipeline per value, keeping the stages before the varied one from the previous value', () => {
+  it('runs the pipeline per value, keeping the stages before the varied one from the previous value; checkpoints per epoch', async () => {
     const recipe = join(tmp.dir, 'tiny.yaml');
     writeFileSync(recipe, `name: tiny
 paper: Test
@@ -99,6 +101,7 @@ trainQuestions: 10
 testQuestions: 10
 stages:
   - { id: annotate, kind: annotate, method: mcts-spre, mcts: { simulations: 4 } }
+  - { id: dpo, kind: train, algo: dpo, data: annotate, settings: { epochs: 2 } }
   - { id: prm, kind: prm, data: annotate }
 evaluate:
   systems:
@@ -118,5 +121,19 @@ claims:
     const prmSummary = (v: number) => JSON.parse(readFileSync(join(pointDir(out, 'stages.prm.settings.trainPairs', v), 'seed-0', 'prm', 'prm.json'), 'utf8')).training.pairs;
     assert.equal(prmSummary(2), 2);
     assert.ok(prmSummary(50) > 2);
+
+    // The trainers keep a policy per epoch; a checkpoint sweep evaluates them, the last one being the stage's policy.
+    const seedDir = join(pointDir(out, 'stages.prm.settings.trainPairs', 50), 'seed-0');
+    const weights = (f: string) => JSON.parse(readFileSync(f, 'utf8')).model;
+    assert.deepEqual(weights(join(seedDir, 'dpo', 'checkpoints', 'epoch-2.json')), weights(join(seedDir, 'dpo', 'policy.json')));
+    assert.notDeepEqual(weights(join(seedDir, 'dpo', 'checkpoints', 'epoch-1.json')), weights(join(seedDir, 'dpo', 'policy.json')));
+    const configPath = join(tmp.dir, 'checkpoints.json');
+    writeFileSync(configPath, JSON.stringify({
+      index: join(seedDir, 'index'), out: 'unused', datasets: [{ name: 'w', path: join(seedDir, 'world', 'questions.jsonl'), split: 'test', limit: 10 }],
+      systems: [{ name: 'dpo', agent: 'reasonrag', policy: `gym:${join(seedDir, 'dpo', 'checkpoints', 'epoch-{checkpoint}.json')}` }],
+    }));
+    const swept = await sweepEval(readEvalConfig(configPath), 'checkpoint', [1, 2], { out: join(tmp.dir, 'sweep-checkpoints') });
+    assert.deepEqual(swept.points.map((p) => p.value), [1, 2]);
+    await assert.rejects(sweepEval({ ...readEvalConfig(configPath), systems: [{ name: 'x', agent: 'reasonrag', policy: 'sim' }] }, 'checkpoint', [1, 2], { out: join(tmp.dir, 'nope') }), /system "x" names no \{checkpoint\}/);
   });
 });

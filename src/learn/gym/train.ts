@@ -102,7 +102,10 @@ export function toStepPairs(policy: GymPolicy, data: readonly StatePair[], refer
   });
 }
 
-function offlineLoop<T>(policy: GymPolicy, items: readonly T[], cfg: OfflineConfig, loss: (batch: readonly T[], grad?: Float64Array) => number, onLog?: (e: LogEntry) => void): LogEntry[] {
+/** Called after each epoch with its number (from 1), the policy as it stands: where a caller keeps checkpoints (`ragtrail sweep --vary checkpoint`). */
+export type OnEpoch = (epoch: number) => void;
+
+function offlineLoop<T>(policy: GymPolicy, items: readonly T[], cfg: OfflineConfig, loss: (batch: readonly T[], grad?: Float64Array) => number, onLog?: (e: LogEntry) => void, onEpoch?: OnEpoch): LogEntry[] {
   const rng = new Rng(cfg.seed);
   const adam = new Adam(policy.model.params, cfg.lr, cfg.l2);
   const log: LogEntry[] = [{ step: 0, loss: loss(items) }];
@@ -116,6 +119,7 @@ function offlineLoop<T>(policy: GymPolicy, items: readonly T[], cfg: OfflineConf
     const entry = { step: epoch, loss: loss(items) };
     log.push(entry);
     onLog?.(entry);
+    onEpoch?.(epoch);
   }
   return log;
 }
@@ -124,11 +128,11 @@ function offlineLoop<T>(policy: GymPolicy, items: readonly T[], cfg: OfflineConf
  * SFT: minimises −log π(a* | s) over the demonstrations; with `controlWeight` λ ≠ 1, ProRAG's
  * format-aware form λ·(−log P(type of a* | s)) + (−log P(a* | its type, s)) (identical at λ = 1).
  */
-export function trainSft(policy: GymPolicy, data: readonly StateAction[], config: Partial<OfflineConfig> = {}, onLog?: (e: LogEntry) => void): LogEntry[] {
+export function trainSft(policy: GymPolicy, data: readonly StateAction[], config: Partial<OfflineConfig> = {}, onLog?: (e: LogEntry) => void, onEpoch?: OnEpoch): LogEntry[] {
   const cfg = { ...OFFLINE_DEFAULTS, ...config };
   if (!(cfg.controlWeight >= 0) || !Number.isFinite(cfg.controlWeight)) throw new Error(`controlWeight must be a finite number ≥ 0, got ${cfg.controlWeight}`);
   const demos = toDemonstrations(policy, data);
-  return offlineLoop(policy, demos, cfg, (b, g) => controlSftLoss(policy.model, b, cfg.controlWeight, g), onLog);
+  return offlineLoop(policy, demos, cfg, (b, g) => controlSftLoss(policy.model, b, cfg.controlWeight, g), onLog, onEpoch);
 }
 
 /**
@@ -146,13 +150,20 @@ export function stepPairAccuracy(model: ScoreModel, pairs: readonly StepPair[]):
  * log-probability, a tie counting 0.5 as in the PRM's pair accuracy ({@link pairCredit}), so that the
  * untrained policy (all weights zero: every candidate equally likely) starts at 0.5, not 0.
  */
-export function trainDpo(policy: GymPolicy, data: readonly StatePair[], config: Partial<OfflineConfig> = {}, onLog?: (e: LogEntry) => void): LogEntry[] {
+export function trainDpo(policy: GymPolicy, data: readonly StatePair[], config: Partial<OfflineConfig> = {}, onLog?: (e: LogEntry) => void, onEpoch?: OnEpoch): LogEntry[] {
   const cfg = { ...OFFLINE_DEFAULTS, ...config };
   const pairs = toStepPairs(policy, data, cfg.referenceFree);
-  return offlineLoop(policy, pairs, cfg, (b, g) => stepDpoLoss(policy.model, b, cfg.beta, g), (e) => {
-    e['pairAccuracy'] = stepPairAccuracy(policy.model, pairs);
-    onLog?.(e);
-  });
+  return offlineLoop(
+    policy,
+    pairs,
+    cfg,
+    (b, g) => stepDpoLoss(policy.model, b, cfg.beta, g),
+    (e) => {
+      e['pairAccuracy'] = stepPairAccuracy(policy.model, pairs);
+      onLog?.(e);
+    },
+    onEpoch,
+  );
 }
 
 // ------------------------------------------------------------------------------------ online RL
@@ -275,7 +286,7 @@ export async function episodePrmScores(prm: PRM, ep: Episode): Promise<number[]>
  * policy-gradient updates with Adam, KL to a frozen copy of the starting policy when β > 0. Seeded and
  * deterministic; returns one log entry per batch. Writes nothing.
  */
-export async function trainRl(policy: GymPolicy, ctx: RlContext, config: Partial<RlConfig> & { algo: RlAlgo }): Promise<LogEntry[]> {
+export async function trainRl(policy: GymPolicy, ctx: RlContext, config: Partial<RlConfig> & { algo: RlAlgo }, onEpoch?: OnEpoch): Promise<LogEntry[]> {
   const cfg: RlConfig = { ...rlDefaults(config.algo), ...config };
   // ρ = π_θ/π_old must compare one distribution: π_old was recorded at the sampling temperature
   // (greedy rollouts record τ = 1), so the new log-probabilities are taken at that temperature too.
@@ -355,6 +366,7 @@ export async function trainRl(policy: GymPolicy, ctx: RlContext, config: Partial
       log.push(entry);
       ctx.onLog?.(entry);
     }
+    onEpoch?.(epoch + 1);
   }
   return log;
 }
