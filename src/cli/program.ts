@@ -25,6 +25,7 @@ import { registerWorld } from './world.js';
 import { registerMerge } from './merge.js';
 import { registerView } from './view.js';
 import { registerSweep } from './sweep.js';
+import { registerPaperTable } from './paper-table.js';
 import { collect } from './options.js';
 
 export function buildProgram(): Command {
@@ -55,6 +56,7 @@ export function buildProgram(): Command {
   registerPrm(program);
   registerEval(program);
   registerSweep(program);
+  registerPaperTable(program);
   registerServeEnv(program);
   registerTrain(program);
   registerView(program);

@@ -16,6 +16,7 @@ export type { AnswerCategories, Cell, Curve, DatasetSpec, EvalConfig, EvalResult
 export { answerInQuestion, emByType, NEEDS_RETRIEVAL, type TypeEm } from './question-types.js';
 export { byHops, type HopRow, hopsOf } from './hops.js';
 export { renderHtml, renderMarkdown, type ReportOptions, writeReport } from './report.js';
+export { buildTableEval, loadPaperTable, type PaperTable, paperTableNames, paperTableSchema, TABLES_DIR, type TableRunOptions } from './paper-tables.js';
 export { EVAL_SWEEPS, type EvalSweep, parseValues, pointDir, recipePoints, setRecipePath, type SweepPoint, type SweepResult, sweepEval, writeSweep } from './sweep.js';
 export type { LinePoint, LineSeries, RefLine } from './svg.js';
 export { ANSWER_METRICS, type AnswerMetric, comparePaired, type PairedComparison, type QuestionScore, scorePredictions, type ScoreReport } from './score.js';
