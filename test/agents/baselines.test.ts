@@ -170,3 +170,27 @@ describe('SuRe', () => {
     assert.deepEqual(readCandidates('Candidates:\n(a) Oslo\n(b) oslo\nb) Bergen\n3. Paris'), ['Oslo', 'Bergen']);
   });
 });
+
+describe('CoRAG', () => {
+  it('sub-query, search, sub-answer for the path length (3), then one final call over the chain; the reply is the answer', async () => {
+    const { t, queries, user, requests } = await run('corag', [
+      '"Who directed The Silent Harbor?"', // sub-query 1 (quotes dropped)
+      'Maren Tolvik', // sub-answer 1
+      'Intermediate query 2: Where was Maren Tolvik born?', // sub-query 2 (lead dropped)
+      'Oslo', // sub-answer 2
+      'When was Maren Tolvik born?', // sub-query 3: CoRAG does not stop early
+      'In 1930.', // sub-answer 3
+      'Oslo', // final answer
+    ]);
+    assert.deepEqual(queries, ['Who directed The Silent Harbor?', 'Where was Maren Tolvik born?', 'When was Maren Tolvik born?']);
+    assert.equal(requests.length, 7);
+    assert.match(user[0]!, /^## Previous intermediate queries and answers\nNothing yet\n\n## Task description\nanswer multi-hop questions\n\n## Main query to answer\nWhere was the director of The Silent Harbor born\?\n/);
+    // The sub-answer call: the search's documents, the best last.
+    assert.match(user[1]!, /^## Documents\nHarbor Lights\nHarbor Lights is a novel\.\n\nThe Silent Harbor\nThe Silent Harbor is a 1971 film directed by Maren Tolvik\.\n\n## Query\nWho directed The Silent Harbor\?/);
+    assert.match(user[2]!, /^## Previous intermediate queries and answers\nIntermediate query 1: Who directed The Silent Harbor\?\nIntermediate answer 1: Maren Tolvik\n\n## Task/);
+    assert.match(user[6]!, /^## Documents\nDoc 0: [\s\S]*## Intermediate queries and answers\nIntermediate query 1: [\s\S]*Intermediate answer 3: In 1930\.\n\n## Task description/);
+    assert.ok(requests.slice(1).filter((_, i) => i % 2 === 0).every((r) => r.temperature === 0), 'sub-answers at temperature 0');
+    assert.equal(t.prediction, 'Oslo');
+    assert.equal(t.steps[0]!.summary, 'Maren Tolvik');
+  });
+});

@@ -103,6 +103,8 @@ describe('parse(format(action)) = action for every allowed action of every proto
             if (type === 'search' && name === 'research' && /^(none|null|n\/a|no query)$/i.test(text)) continue;
             // R1-Searcher reads a query without double quotes and with its whitespace collapsed (as its rollout does).
             if (type === 'search' && name === 'r1-searcher' && (/"/.test(text) || /\s{2,}|[^\S ]/.test(text))) continue;
+            // CoRAG drops the quotes around a sub-query and a leading "Intermediate query N:" (as its agent does).
+            if (type === 'search' && name === 'corag' && (/^".*"$/s.test(text) || /^Intermediate query \d+:/.test(text))) continue;
             // Iter-RetGen's searches are the question joined to a generation.
             const query = name === 'iter-retgen' ? `${s.question.question} ${text}` : text;
             const action: Action = type === 'search' ? { type, query } : type === 'extract' ? { type, evidence: text } : name === 'arena' ? { type: 'answer', answer: text, citations } : { type: 'answer', answer: text };
