@@ -194,3 +194,22 @@ describe('CoRAG', () => {
     assert.equal(t.steps[0]!.summary, 'Maren Tolvik');
   });
 });
+
+describe('SimpleDeepSearcher with its reader', () => {
+  it('the reader reads each new search (documents and the reasoning so far) at temperature 0; its analysis is spliced into the running turn', async () => {
+    const { t, queries, requests } = await run('simple-deep-searcher', [
+      'I need the director first.\n\n<|begin_search_query|>The Silent Harbor director',
+      'Notes.\n**Final Information**\nThe Silent Harbor was directed\nby Maren Tolvik.',
+      'Born in Oslo.\n\n**Final Answer**\n\\boxed{Oslo}',
+    ]);
+    assert.deepEqual(queries, ['The Silent Harbor director']);
+    assert.equal(requests.length, 3);
+    const reader = requests[1]!;
+    assert.equal(reader.temperature, 0);
+    assert.match(reader.messages![0]!.content, /Search query: The Silent Harbor director\n\nPages found:\nDoc 1 \(Title: The Silent Harbor\)/);
+    const last = requests[2]!.messages!;
+    assert.equal(last.at(-1)!.content, '\n\n<|begin_search_result|>The Silent Harbor was directedby Maren Tolvik.<|end_search_result|>\n\n');
+    assert.equal(last.at(-2)!.content, 'I need the director first.\n\n<|begin_search_query|>The Silent Harbor director<|end_search_query|>');
+    assert.equal(t.prediction, 'Oslo');
+  });
+});

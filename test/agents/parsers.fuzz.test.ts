@@ -105,6 +105,8 @@ describe('parse(format(action)) = action for every allowed action of every proto
             if (type === 'search' && name === 'r1-searcher' && (/"/.test(text) || /\s{2,}|[^\S ]/.test(text))) continue;
             // CoRAG drops the quotes around a sub-query and a leading "Intermediate query N:" (as its agent does).
             if (type === 'search' && name === 'corag' && (/^".*"$/s.test(text) || /^Intermediate query \d+:/.test(text))) continue;
+            // SimpleDeepSearcher's reading of \boxed{} runs to the last "}" of its line and strips parentheses at the ends (as its evaluation does).
+            if (type === 'answer' && name === 'simple-deep-searcher' && /^[()]|[()]$|[{}]|\\text/.test(text)) continue;
             // Iter-RetGen's searches are the question joined to a generation.
             const query = name === 'iter-retgen' ? `${s.question.question} ${text}` : text;
             const action: Action = type === 'search' ? { type, query } : type === 'extract' ? { type, evidence: text } : name === 'arena' ? { type: 'answer', answer: text, citations } : { type: 'answer', answer: text };

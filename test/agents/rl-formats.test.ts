@@ -164,3 +164,32 @@ describe('HiPRAG: <step>s inside one <think>, the harness opening the first step
     assert.equal(text, opening + m1 + e1 + m2 + e2 + m3);
   });
 });
+
+describe('SimpleDeepSearcher: query markers kept, the reader\'s analysis spliced in, \\boxed{} read as its evaluation reads it', () => {
+  it("renders the harness's running text; the analysis comes from the reader's reply after **Final Information**, newlines removed", async () => {
+    const { readerAnalysis, simpleDeepSearcherAnswer, REPEATED_QUERY } = await import('../../src/agents/simple-deep-searcher.js');
+    const p = PROTOCOLS['simple-deep-searcher'];
+    const m1 = 'Okay, I need to find who directed Parasite, then where he studied.\n\n<|begin_search_query|>Parasite 2019 film director<|end_search_query|>';
+    const m2 = 'So the director is Bong Joon-ho. Now I need his education.\n\n<|begin_search_query|>Bong Joon-ho university education<|end_search_query|>';
+    const m3 = 'Bong Joon-ho attended Yonsei University (sociology).\n\n**Final Answer**\n\\boxed{Yonsei University}';
+    const a1 = readerAnalysis("**Modified Reasoning Steps**\nStep 1 ...\n**Final Information**\nParasite (2019) was directed by Bong Joon-ho, a South Korean filmmaker;\n it won the Palme d'Or and the Academy Award for Best Picture.");
+    assert.equal(a1, "Parasite (2019) was directed by Bong Joon-ho, a South Korean filmmaker; it won the Palme d'Or and the Academy Award for Best Picture.");
+    const a2 = 'Bong Joon-ho graduated from Yonsei University with a degree in sociology and later studied at the Korean Academy of Film Arts.';
+    const s0: State = { question: { id: 'q', question: 'Which university did the director of the film Parasite attend?', answers: [] }, steps: [], done: false, mustAnswer: false, turnsLeft: 9, searchesLeft: 9 };
+    // The backend drops the stop string; the turn is read as a search, and shown back with it.
+    assert.deepEqual(p.parse(m1.replace('<|end_search_query|>', ''), s0), { type: 'search', query: 'Parasite 2019 film director' });
+    const steps: Step[] = [
+      { action: { type: 'search', query: 'Parasite 2019 film director' }, raw: m1.replace('<|end_search_query|>', ''), docs: [], summary: a1 },
+      { action: { type: 'search', query: 'Bong Joon-ho university education' }, raw: m2, docs: [], summary: a2 },
+      { action: { type: 'answer', answer: 'Yonsei University' }, raw: m3 },
+    ];
+    assert.deepEqual(p.parse(m3, { ...s0, steps: steps.slice(0, 2) }), { type: 'answer', answer: 'Yonsei University' });
+    const text = p.render({ ...s0, steps }).slice(1).map((m) => m.content).join('');
+    assert.equal(text, `${m1}\n\n<|begin_search_result|>${a1}<|end_search_result|>\n\n${m2}\n\n<|begin_search_result|>${a2}<|end_search_result|>\n\n${m3}`);
+    // A repeated query gets the harness's notice, not a second analysis.
+    const again = p.render({ ...s0, steps: [steps[0]!, { ...steps[0]!, summary: undefined }] });
+    assert.equal(again.at(-1)!.content, REPEATED_QUERY);
+    // \boxed{} as evaluate.extract_answer reads it: greedy to the line's last "}", \text{} unwrapped, parentheses stripped.
+    assert.equal(simpleDeepSearcherAnswer('\\boxed{A} then\n\\boxed{\\text{(Yonsei University)}}'), 'Yonsei University');
+  });
+});
