@@ -69,6 +69,7 @@ export default {
         { text: 'At a glance', link: '/benchmarks/' },
         { text: 'Retrieval: runs and design notes', link: '/benchmarks/retrieval' },
         { text: 'The gym', link: '/benchmarks/gym' },
+        { text: 'FlashRAG differential', link: '/benchmarks/flashrag-differential' },
       ] },
       { text: 'Project', items: [
         { text: 'Development', link: '/development' },

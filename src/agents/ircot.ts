@@ -2,8 +2,8 @@
  * IRCoT (Trivedi et al., ACL 2023, "Interleaving Retrieval with Chain-of-Thought Reasoning for
  * Knowledge-Intensive Multi-Step Questions"), a baseline of ReasonRAG's and LWS's tables. Retrieve
  * with the question; then, in turn, the model writes the next sentence of its chain of thought over
- * every paragraph retrieved so far, and that sentence is the next query (the paper's "reason" and
- * "retrieve" steps) — until a sentence says "So the answer is:" or the budget ends. Paragraphs
+ * every paragraph retrieved so far, and that sentence — the first of the reply — is the next query (the
+ * paper's "reason" and "retrieve" steps) — until a sentence says "So the answer is:" or the budget ends. Paragraphs
  * accumulate across steps, deduplicated, at most {@link IRCOT_MAX_PARAGRAPHS} (the paper caps the
  * reader's paragraphs too).
  */
@@ -19,6 +19,20 @@ export const IRCOT_MAX_PARAGRAPHS = 15;
 
 const RULES = `Reason towards the answer one step at a time. Write only the next sentence of your reasoning; it will be used to look up more paragraphs. When a sentence can give the final answer, write it as "${IRCOT_ANSWER_CUE} <short answer>."`;
 const FORCED = `No more paragraphs will be looked up. Write one sentence: "${IRCOT_ANSWER_CUE} <short answer>."`;
+
+/**
+ * The first sentence of a line: up to the first ".", "!" or "?" followed by a space, except after an
+ * initial ("W. A. Mozart") or a common abbreviation ("Dr.", "St.", "vs.").
+ */
+export function firstSentence(line: string): string {
+  const re = /[.!?](?=\s+\S)/g;
+  for (let m = re.exec(line); m; m = re.exec(line)) {
+    const word = /(\S+)$/.exec(line.slice(0, m.index))?.[1] ?? '';
+    if (/^[A-Z]$/.test(word) || /^(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|Prof|Mt|vs|etc|e\.g|i\.e|No)$/i.test(word)) continue;
+    return line.slice(0, m.index + 1).trim();
+  }
+  return line.trim();
+}
 
 /** Every paragraph retrieved so far, once each, in the order first seen, at most IRCOT_MAX_PARAGRAPHS. */
 export function ircotParagraphs(state: State): RetrievedDoc[] {
@@ -68,17 +82,25 @@ export const ircot: Protocol = {
     },
     fill: (state, opts) => ({ kind: 'main', values: { question: state.question.question, paragraphs: paragraphBlock(state), chain: chain(state) || '(nothing yet)' }, continuation: [], ...(opts.forced || mustAnswer(state) ? { forcedNote: FORCED } : {}) }),
   },
-  /** The rest of the line after "So the answer is:" is the answer (EM's normalisation drops a final period); otherwise the first line written is the next query. */
+  /**
+   * The paper's step: the first sentence generated. When it carries "So the answer is:" (any case), the
+   * rest of its line is the answer (EM's normalisation drops a final period); otherwise that sentence is
+   * the next query. A reply that goes on past its first sentence — a whole chain at once — is cut there, so
+   * the next hop is still retrieved for. Once the answer is due, the cue anywhere in the reply counts.
+   */
   parse(text: string, state: State): Action {
-    const at = text.toLowerCase().indexOf(IRCOT_ANSWER_CUE.toLowerCase());
+    const line = text.split('\n').map((l) => l.trim()).find((l) => l !== '') ?? '';
+    const first = firstSentence(line);
+    const cue = (s: string) => s.toLowerCase().indexOf(IRCOT_ANSWER_CUE.toLowerCase());
+    const due = mustAnswer(state);
+    const scope = due ? text : line;
+    const at = cue(due ? text : first) >= 0 ? cue(scope) : -1;
     if (at >= 0) {
-      const answer = (text.slice(at + IRCOT_ANSWER_CUE.length).split('\n')[0] ?? '').trim();
+      const answer = (scope.slice(at + IRCOT_ANSWER_CUE.length).split('\n')[0] ?? '').trim();
       return isBlank(answer) ? invalid(`empty answer after "${IRCOT_ANSWER_CUE}"`) : { type: 'answer', answer };
     }
-    if (mustAnswer(state)) return invalid(`no "${IRCOT_ANSWER_CUE}"`);
-    // The first line: the model was asked for one sentence (FlashRAG takes the whole generation).
-    const line = text.split('\n').map((l) => l.trim()).find((l) => l !== '');
-    return isBlank(line) ? invalid('empty reasoning step') : { type: 'search', query: line };
+    if (due) return invalid(`no "${IRCOT_ANSWER_CUE}"`);
+    return isBlank(first) ? invalid('empty reasoning step') : { type: 'search', query: first };
   },
   format: (action) => (action.type === 'search' ? action.query : action.type === 'answer' ? `${IRCOT_ANSWER_CUE} ${action.answer}` : ''),
 };

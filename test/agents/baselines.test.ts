@@ -45,9 +45,10 @@ async function run(agent: keyof typeof PROTOCOLS, script: string[]) {
 
 describe('IRCoT', () => {
   it('searches the question, then each written sentence; paragraphs accumulate once each; stops at "So the answer is:"', async () => {
-    const { t, queries, user } = await run('ircot', ['The Silent Harbor was directed by Maren Tolvik.\nMore text.', 'Maren Tolvik was born in Oslo. So the answer is: Oslo']);
-    assert.deepEqual(queries, [question.question, 'The Silent Harbor was directed by Maren Tolvik.']);
-    assert.equal(user.length, 2);
+    // The second reply writes the rest of the chain at once: only its first sentence is the step (the paper's), so the next hop is still searched.
+    const { t, queries, user } = await run('ircot', ['The Silent Harbor was directed by Maren Tolvik.\nMore text.', 'Maren Tolvik was born in Oslo. So the answer is: Oslo', 'So the answer is: Oslo']);
+    assert.deepEqual(queries, [question.question, 'The Silent Harbor was directed by Maren Tolvik.', 'Maren Tolvik was born in Oslo.']);
+    assert.equal(user.length, 3);
     // Call 1: the question's paragraphs, nothing reasoned yet.
     assert.match(user[0]!, /^Paragraphs:\nTitle: The Silent Harbor\n.*\n\nTitle: Harbor Lights\n/);
     assert.match(user[0]!, /Reasoning so far: \(nothing yet\)/);
@@ -55,8 +56,19 @@ describe('IRCoT', () => {
     assert.equal(user[1]!.split('Title: The Silent Harbor').length - 1, 1);
     assert.match(user[1]!, /Title: Harbor Lights[\s\S]*Title: Maren Tolvik/);
     assert.match(user[1]!, /Reasoning so far: The Silent Harbor was directed by Maren Tolvik\.\n/);
+    assert.match(user[2]!, /Reasoning so far: The Silent Harbor was directed by Maren Tolvik\. Maren Tolvik was born in Oslo\.\n/);
     assert.equal(t.prediction, 'Oslo');
-    assert.equal(t.retrievalCount, 2);
+    assert.equal(t.retrievalCount, 3);
+  });
+
+  it('a step is the first sentence (initials and abbreviations do not end it); the cue in it answers, in any case', async () => {
+    const { firstSentence } = await import('../../src/agents/ircot.js');
+    assert.equal(firstSentence('W. A. Mozart was born in Salzburg. The Salzach flows there.'), 'W. A. Mozart was born in Salzburg.');
+    assert.equal(firstSentence('Dr. No is a 1962 film. Next.'), 'Dr. No is a 1962 film.');
+    const s = { question, steps: [], done: false, mustAnswer: false, turnsLeft: 5, searchesLeft: 5 };
+    assert.deepEqual(PROTOCOLS.ircot.parse('It is in India, so the answer is: New Delhi.', s), { type: 'answer', answer: 'New Delhi.' });
+    assert.deepEqual(PROTOCOLS.ircot.parse('So the answer is: W. A. Mozart.', s), { type: 'answer', answer: 'W. A. Mozart.' });
+    assert.deepEqual(PROTOCOLS.ircot.parse('Thinking first. So the answer is: X', { ...s, mustAnswer: true }), { type: 'answer', answer: 'X' });
   });
 
   it('out of searches it asks for the answer sentence only', async () => {

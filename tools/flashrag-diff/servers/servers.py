@@ -1,0 +1,232 @@
+"""One process, two HTTP servers sharing a run tag:
+  - a Search-R1-style /retrieve server (fixtures.retrieve), logging every query;
+  - a scripted OpenAI-compatible server (/v1/chat/completions, /v1/completions) whose replies
+    continue each method's per-question script from where the prompt shows the model to be,
+    then apply the request's stop strings like the OpenAI API (stop excluded) or, with
+    include_stop, like vLLM with include_stop_str_in_output=True (FlashRAG's vLLM path).
+POST /reset {"tag", "include_stop", "ircot_style": strict|verbose, "selfask_end": hash|eos} on
+either port starts a new log (logs/TAG.llm.jsonl, logs/TAG.ret.jsonl) with fresh counters."""
+import json, os, re, sys, threading, time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'fixtures'))
+from fixtures import (QUESTIONS, retrieve, EVIDENCE, ANSWER, IRCOT, SELF_ASK, ITER_RETGEN, find_question)
+
+LOGDIR = os.path.join(os.path.dirname(__file__), '..', 'logs')
+LOCK = threading.Lock()
+STATE = {"tag": "default", "include_stop": False, "ircot_style": "strict", "selfask_end": "hash", "calls": {}, "seq": 0}
+
+
+def log(kind, rec):
+    with LOCK:
+        STATE["seq"] += 1
+        rec = {"seq": STATE["seq"], "t": time.time(), **rec}
+        with open(os.path.join(LOGDIR, f'{STATE["tag"]}.{kind}.jsonl'), 'a') as f:
+            f.write(json.dumps(rec) + '\n')
+
+
+# ---------------------------------------------------------------- oracles
+RT_IRCOT_FORCED = "No more paragraphs will be looked up"
+RT_SELFASK_FORCED = "No more follow-up questions can be looked up"
+
+
+def ircot_reply(prompt_msgs, text, tail, qid, style):
+    chain = IRCOT[qid]
+    if RT_IRCOT_FORCED in tail:
+        return f"So the answer is: {ANSWER[qid]}."
+    # what the model has written so far
+    if "Reasoning so far: " in tail:  # ragtrail
+        written = tail.split("Reasoning so far: ", 1)[1].split("\n\n", 1)[0]
+        if written == "(nothing yet)":
+            written = ""
+    else:  # FlashRAG: previous thoughts are an assistant message after the user's question
+        written = prompt_msgs[-1]["content"] if prompt_msgs and prompt_msgs[-1].get("role") == "assistant" else ""
+    full = " ".join(chain)
+    w = " ".join(written.split())
+    if full.startswith(w):
+        pos = len(w)
+    else:  # not a prefix: count whole sentences already written
+        k = 0
+        while k < len(chain) and chain[k].rstrip('.') in w:
+            k += 1
+        pos = len(" ".join(chain[:k]))
+    rest = full[pos:].lstrip()
+    if not rest:
+        return chain[-1]
+    if style == "verbose":
+        return rest
+    # strict: up to the end of the chain element containing pos
+    ends, acc = [], 0
+    for s in chain:
+        acc += len(s) + 1
+        ends.append(acc - 1)
+    end = next(e for e in ends if e > pos)
+    return full[pos:end].lstrip()
+
+
+def selfask_reply(tail, qid, end_mode):
+    fus = SELF_ASK[qid]
+    ending = "\n#" if end_mode == "hash" else ""
+    final = f"So the final answer is: {ANSWER[qid]}{ending}"
+    forced = RT_SELFASK_FORCED in tail
+    body = tail.split(RT_SELFASK_FORCED)[0].rstrip() if forced else tail
+    # what was written after "Are follow up questions needed here: Yes./No.\n"
+    m = re.search(r"Are follow up questions needed here: (Yes|No)\.\n?", body)
+    w = body[m.end():] if m else ""
+    events = []
+    for line in w.split("\n"):
+        s = line.strip()
+        if s.startswith("Follow up:"):
+            events.append(("F", s[len("Follow up:"):].strip()))
+        elif s.startswith("Intermediate answer:"):
+            events.append(("I", s[len("Intermediate answer:"):].strip()))
+        elif "So the final answer is:" in s:
+            events.append(("A", s))
+    nF = sum(1 for e in events if e[0] == "F")
+    nl = "\n" if w and not w.endswith("\n") else ""
+
+    def rest(j):
+        return "".join(f"Follow up: {q}\nIntermediate answer: {a}\n" for q, a in fus[j:]) + final
+
+    if forced:
+        due = events and events[-1][0] in ("F",) or (events and events[-1] == ("I", ""))
+        ia = fus[nF - 1][1] if (due and 0 < nF <= len(fus)) else ""
+        if events and events[-1] == ("I", ""):
+            return f" {ia}\n{final}"
+        return (f"{nl}Intermediate answer: {ia}\n" if ia else nl) + final
+    if nF > len(fus) or (events and events[-1][0] == "A"):
+        return nl + final
+    if not events:
+        return nl + rest(0)
+    kind, txt = events[-1]
+    if kind == "F" and not txt:
+        return f" {fus[nF-1][0]}\nIntermediate answer: {fus[nF-1][1]}\n" + rest(nF)
+    if kind == "F":
+        return f"{nl}Intermediate answer: {fus[nF-1][1]}\n" + rest(nF)
+    if kind == "I" and not txt:
+        return f" {fus[nF-1][1]}\n" + rest(nF)
+    return nl + rest(nF)
+
+
+def iter_retgen_reply(text, qid, idx):
+    script = ITER_RETGEN[qid]
+    ans = script[min(idx, len(script) - 1)]
+    return f"Answer: {ans}" if 'End with a line of the form "Answer:' in text else ans
+
+
+def apply_stop(full, stop, include):
+    if not stop:
+        return full, "stop"
+    if isinstance(stop, str):
+        stop = [stop]
+    best = None
+    for s in stop:
+        i = full.find(s) if s else -1
+        if i >= 0 and (best is None or i < best[0]):
+            best = (i, s)
+    if best is None:
+        return full, "stop"
+    i, s = best
+    return (full[: i + len(s)] if include else full[:i]), "stop"
+
+
+def llm(body, chat):
+    if chat:
+        msgs = body["messages"]
+        text = "\n".join(m["content"] if isinstance(m["content"], str) else json.dumps(m["content"]) for m in msgs)
+    else:
+        msgs = None
+        p = body["prompt"]
+        text = p if isinstance(p, str) else p[0]
+    tag = STATE["tag"]
+    found = find_question(text)
+    stop = body.get("stop")
+    if found is None:
+        full, qid, idx = "I do not know.", None, None
+    else:
+        q, at = found
+        qid = q["id"]
+        STATE["cur"] = qid
+        tail = text[at + len(q["question"]):]
+        with LOCK:
+            idx = STATE["calls"].get(qid, 0)
+            STATE["calls"][qid] = idx + 1
+        if "ircot" in tag:
+            full = ircot_reply(msgs, text, tail, qid, STATE["ircot_style"])
+        elif "self-ask" in tag:
+            full = selfask_reply(tail, qid, STATE["selfask_end"])
+        elif "iter-retgen" in tag:
+            full = iter_retgen_reply(text, qid, idx)
+        else:
+            full = "I do not know."
+    out, finish = apply_stop(full, stop, STATE["include_stop"])
+    evid = [m in text for m in EVIDENCE[qid]] if qid else None
+    log("llm", {"qid": qid, "call": idx, "endpoint": "chat" if chat else "completion", "stop": stop,
+                "max_tokens": body.get("max_tokens"), "prompt": msgs if chat else text, "full": full, "text": out, "evidence": evid})
+    return out, finish
+
+
+class H(BaseHTTPRequestHandler):
+    def log_message(self, *a):
+        pass
+
+    def reply(self, obj, code=200):
+        b = json.dumps(obj).encode()
+        self.send_response(code)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(b)))
+        self.end_headers()
+        self.wfile.write(b)
+
+    def do_GET(self):
+        if self.path.rstrip('/').endswith("/models"):
+            return self.reply({"object": "list", "data": [{"id": "scripted", "object": "model"}]})
+        self.reply({"ok": True, "tag": STATE["tag"]})
+
+    def do_POST(self):
+        n = int(self.headers.get("content-length", 0))
+        body = json.loads(self.rfile.read(n) or b"{}")
+        p = self.path.split("?")[0].rstrip("/")
+        if p == "/reset":
+            with LOCK:
+                STATE.update({"tag": body.get("tag", "default"), "include_stop": bool(body.get("include_stop", False)),
+                              "ircot_style": body.get("ircot_style", "strict"), "selfask_end": body.get("selfask_end", "hash"),
+                              "calls": {}, "seq": 0, "cur": None})
+                for k in ("llm", "ret"):
+                    fn = os.path.join(LOGDIR, f'{STATE["tag"]}.{k}.jsonl')
+                    if os.path.exists(fn):
+                        os.remove(fn)
+            return self.reply({"ok": True, **{k: v for k, v in STATE.items() if k != "calls"}})
+        if p == "/retrieve":
+            qs = body.get("queries", [])
+            topk = body.get("topk", 5)
+            res = []
+            for q in qs:
+                docs = retrieve(q)
+                f = find_question(q)
+                if f is not None:
+                    STATE["cur"] = f[0]["id"]
+                log("ret", {"qid": STATE.get("cur"), "query": q, "topk": topk, "ids": [d["id"] for d in docs]})
+                if body.get("return_scores", True):
+                    res.append([{"document": {k: d[k] for k in ("id", "contents", "title", "text")}, "score": d["score"]} for d in docs])
+                else:
+                    res.append([{k: d[k] for k in ("id", "contents", "title", "text")} for d in docs])
+            return self.reply({"result": res})
+        if p.endswith("/chat/completions") or p.endswith("/completions"):
+            chat = p.endswith("/chat/completions")
+            out, finish = llm(body, chat)
+            usage = {"prompt_tokens": 1, "completion_tokens": max(1, len(out.split())), "total_tokens": 2}
+            base = {"id": f"cmpl-{STATE['seq']}", "created": int(time.time()), "model": body.get("model", "scripted"), "usage": usage}
+            if chat:
+                return self.reply({**base, "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": out}, "finish_reason": finish, "logprobs": None}]})
+            return self.reply({**base, "object": "text_completion", "choices": [{"index": 0, "text": out, "finish_reason": finish, "logprobs": None}]})
+        self.reply({"error": f"no route {p}"}, 404)
+
+
+if __name__ == "__main__":
+    os.makedirs(LOGDIR, exist_ok=True)
+    ports = [int(sys.argv[1]) if len(sys.argv) > 1 else 18001, int(sys.argv[2]) if len(sys.argv) > 2 else 18002]
+    servers = [ThreadingHTTPServer(("127.0.0.1", p), H) for p in ports]
+    for s in servers[1:]:
+        threading.Thread(target=s.serve_forever, daemon=True).start()
+    print("serving", ports, flush=True)
+    servers[0].serve_forever()
