@@ -38,7 +38,7 @@ export function parseRelevance(text: string | undefined): number[] | undefined {
 }
 
 /** The references as the generator sees them: "1. Title: text", one per line. */
-function numberedReferences(state: State): string {
+export function numberedReferences(state: State): string {
   return arenaReferences(state)
     .map((p, i) => `${i + 1}. ${p.title ? `${p.title}: ` : ''}${p.text}`)
     .join('\n');
@@ -84,4 +84,27 @@ export const arena: Protocol = {
     const cited = action.citations ?? [];
     return `<relevance>${JSON.stringify(cited)}</relevance>\n<analysis>${cited.length ? `References ${cited.join(' and ')} give the facts needed.` : 'The references give the facts needed.'}</analysis>\n<answer>${action.answer}</answer>`;
   },
+};
+
+/**
+ * ARENA's SFT-direct baseline (appendix E): the same numbered references, the answer alone — no
+ * relevance list, no analysis (the model fine-tuned on question + references → short answer). Its data:
+ * `ragtrail arena-sft --mode direct` (process/arena-sft.ts).
+ */
+export const arenaDirect: Protocol = {
+  ...arena,
+  name: 'arena-direct',
+  description: 'ARENA SFT-direct: the numbered references, then the short answer alone (no relevance, no analysis)',
+  defaults: { ...arena.defaults, maxTokens: 64 },
+  render(state: State): Message[] {
+    return [
+      { role: 'system', content: 'You answer a question from the numbered references you are given. Reply with the answer alone: a short phrase or a single word, no explanation.' },
+      { role: 'user', content: `<question>${state.question.question}</question>\n<references>\n${numberedReferences(state)}\n</references>` },
+    ];
+  },
+  parse(text: string): Action {
+    const line = text.split('\n').map((l) => l.replace(/^\s*(?:final\s+)?answer\s*[:：]\s*/i, '').trim()).find((l) => l !== '');
+    return line === undefined ? invalid('empty reply') : { type: 'answer', answer: line };
+  },
+  format: (action: Action) => (action.type === 'search' ? action.query : action.type === 'answer' ? action.answer : ''),
 };

@@ -8,6 +8,7 @@
  * reader's paragraphs too).
  */
 import type { Action, Message, RetrievedDoc } from '../core/trajectory.js';
+import { proseSentences } from '../core/text.js';
 import type { State } from '../env/env.js';
 import { invalid, isBlank, type Protocol, type RenderOptions } from './protocol.js';
 import { SYSTEM } from './rag-gym.js';
@@ -20,18 +21,9 @@ export const IRCOT_MAX_PARAGRAPHS = 15;
 const RULES = `Reason towards the answer one step at a time. Write only the next sentence of your reasoning; it will be used to look up more paragraphs. When a sentence can give the final answer, write it as "${IRCOT_ANSWER_CUE} <short answer>."`;
 const FORCED = `No more paragraphs will be looked up. Write one sentence: "${IRCOT_ANSWER_CUE} <short answer>."`;
 
-/**
- * The first sentence of a line: up to the first ".", "!" or "?" followed by a space, except after an
- * initial ("W. A. Mozart") or a common abbreviation ("Dr.", "St.", "vs.").
- */
+/** The first sentence of a line (core/text.ts proseSentences: initials and abbreviations do not end one). */
 export function firstSentence(line: string): string {
-  const re = /[.!?](?=\s+\S)/g;
-  for (let m = re.exec(line); m; m = re.exec(line)) {
-    const word = /(\S+)$/.exec(line.slice(0, m.index))?.[1] ?? '';
-    if (/^[A-Z]$/.test(word) || /^(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|Prof|Mt|vs|etc|e\.g|i\.e|No)$/i.test(word)) continue;
-    return line.slice(0, m.index + 1).trim();
-  }
-  return line.trim();
+  return proseSentences(line)[0] ?? '';
 }
 
 /** Every paragraph retrieved so far, once each, in the order first seen, at most IRCOT_MAX_PARAGRAPHS. */

@@ -14,7 +14,7 @@ import { groundingQuote } from './gold.js';
 /** The built-in protocols' names; `protocolNames()` (agents/registry) adds registered ones. */
 export const AGENT_NAMES = [
   'reasonrag', 'search-r1', 'direct', 'cot', 'rag', 'react', 'search-o1', 'research', 'prorag', 'arena', 'ircot', 'iter-retgen', 'self-ask',
-  'search-r1-released', 'zerosearch', 'autorefine', 'r1-searcher', 're-search', 'adaptive-rag', 'skr', 'hiprag', 'sure', 'corag', 'simple-deep-searcher',
+  'search-r1-released', 'zerosearch', 'autorefine', 'r1-searcher', 're-search', 'adaptive-rag', 'skr', 'hiprag', 'sure', 'corag', 'simple-deep-searcher', 'arena-direct',
 ] as const;
 /** A protocol name: a built-in one or one registered with `registerProtocol`. */
 export type AgentName = string;

@@ -3,7 +3,7 @@
  * (from code or a `--plugin FILE`), which the CLI, the harness and the recipes then accept alike.
  */
 import { type RegisterOptions, Registry } from '../core/registry.js';
-import { arena } from './arena.js';
+import { arena, arenaDirect } from './arena.js';
 import type { Protocol } from './protocol.js';
 import { prorag } from './prorag.js';
 import { ircot } from './ircot.js';
@@ -28,7 +28,7 @@ import { simpleDeepSearcher } from './simple-deep-searcher.js';
 export const PROTOCOLS = {
   reasonrag, 'search-r1': searchR1, direct, cot, rag, react, 'search-o1': searchO1, research, prorag, arena, ircot, 'iter-retgen': iterRetGen, 'self-ask': selfAsk,
   'search-r1-released': searchR1Released, zerosearch: zeroSearch, autorefine: autoRefine, 'r1-searcher': r1Searcher, 're-search': reSearch,
-  'adaptive-rag': adaptiveRagProtocol, skr: skrProtocol, hiprag, sure, corag, 'simple-deep-searcher': simpleDeepSearcher,
+  'adaptive-rag': adaptiveRagProtocol, skr: skrProtocol, hiprag, sure, corag, 'simple-deep-searcher': simpleDeepSearcher, 'arena-direct': arenaDirect,
 } as const;
 
 /** The protocol table (built-ins and registered ones); `get` throws an InputError listing the names. */

@@ -26,6 +26,7 @@ import { registerMerge } from './merge.js';
 import { registerView } from './view.js';
 import { registerSweep } from './sweep.js';
 import { registerPaperTable } from './paper-table.js';
+import { registerArenaSft } from './arena-sft.js';
 import { collect } from './options.js';
 
 export function buildProgram(): Command {
@@ -57,6 +58,7 @@ export function buildProgram(): Command {
   registerEval(program);
   registerSweep(program);
   registerPaperTable(program);
+  registerArenaSft(program);
   registerServeEnv(program);
   registerTrain(program);
   registerView(program);

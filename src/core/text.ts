@@ -63,6 +63,25 @@ export function normalizeAnswer(s: string, opts: NormalizeOptions = {}): string 
   return pySplit(t).join(' ');
 }
 
+/**
+ * Sentences of prose, split after ". ", "! " and "? " except after an initial ("W. A. Mozart") or a
+ * common abbreviation ("Dr.", "Jr.", "St.", "vs."): for text shown to or taken from a model (IRCoT's
+ * steps, ARENA's SFT analyses). {@link sentencesOf}'s plain split stays where features were fitted on it.
+ */
+export function proseSentences(text: string): string[] {
+  const out: string[] = [];
+  let from = 0;
+  const re = /[.!?](?=\s+\S)/g;
+  for (let m = re.exec(text); m; m = re.exec(text)) {
+    const word = /(\S+)$/.exec(text.slice(from, m.index))?.[1] ?? '';
+    if (/^[A-Z]$/.test(word) || /^(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|Prof|Mt|vs|etc|e\.g|i\.e|No)$/i.test(word)) continue;
+    out.push(text.slice(from, m.index + 1).trim());
+    from = m.index + 1;
+  }
+  out.push(text.slice(from).trim());
+  return out.filter(Boolean);
+}
+
 /** Sentences of a passage's text (split after . ! ?), trimmed, empty ones dropped. */
 export function sentencesOf(text: string): string[] {
   return text.split(/(?<=[.!?])\s+/).map((s) => s.trim()).filter(Boolean);

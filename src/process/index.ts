@@ -28,3 +28,4 @@ export type { SiblingCandidate, SiblingJob, SiblingJobOptions, SiblingJudge, Sib
 export { type PreferenceExample, preferenceExample, sftExamples, stepwiseExamples } from './export.js';
 export { readTrees, type SavedNode, type SavedTree, Tree, type TreeNode } from './tree.js';
 export { type AnnotationStats, annotationStats, type Summary } from './stats.js';
+export { type ArenaSftData, arenaSftExamples, type ArenaSftMode, templateAnalysis } from './arena-sft.js';

@@ -98,7 +98,7 @@ describe('parse(format(action)) = action for every allowed action of every proto
           for (const type of p.allowed(s)) {
             if (type === 'invalid') continue;
             // The fixed retrieval step of RAG and ARENA is the question itself, never parsed from text.
-            if (type === 'search' && (name === 'rag' || name === 'arena' || name === 'skr' || name === 'sure')) continue;
+            if (type === 'search' && (name === 'rag' || name === 'arena' || name === 'arena-direct' || name === 'skr' || name === 'sure')) continue;
             // ReSearch's words for "no query" (None, null, n/a, no query) cannot be a query in its format.
             if (type === 'search' && name === 'research' && /^(none|null|n\/a|no query)$/i.test(text)) continue;
             // R1-Searcher reads a query without double quotes and with its whitespace collapsed (as its rollout does).

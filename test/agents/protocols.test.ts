@@ -34,7 +34,7 @@ describe('parse(format(action)) = action for every allowed action of every proto
           let action = actions.find((a) => a.type === type)!;
           if (name === 'arena' && action.type === 'answer') action = { ...action, citations: [1] };
           if (name === 'rag' && action.type === 'search') action = { type: 'search', query: question.question };
-          if (name === 'arena' && action.type === 'search') continue; // ARENA's search is the fixed retrieval step
+          if ((name === 'arena' || name === 'arena-direct') && action.type === 'search') continue; // ARENA's search is the fixed retrieval step
           if ((name === 'rag' || name === 'skr' || name === 'sure') && action.type === 'search') continue; // SKR routes to rag until a model decides
           // Iter-RetGen's searches are the question joined to a generation.
           if (name === 'iter-retgen' && action.type === 'search') action = { type: 'search', query: `${question.question} Silent Harbor director` };

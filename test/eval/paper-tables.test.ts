@@ -66,7 +66,7 @@ describe('buildTableEval', () => {
     ]);
     assert.equal(notRun.length, 7);
     assert.match(notRun.find((r) => r.name === 'ReSearch-7B')!.why, /needs its checkpoint \(ReSearch's released 7B checkpoint\): serve it and pass --model "ReSearch-7B=openai:URL#MODEL"/);
-    assert.match(notRun.find((r) => r.name === 'Qwen-7B-SFT-direct')!.why, /^not in ragtrail yet: ARENA's SFT baselines/);
+    assert.match(notRun.find((r) => r.name === 'Qwen-7B-SFT-direct')!.why, /^needs its checkpoint \(the backbone fine-tuned on `ragtrail arena-sft --mode direct` data/);
     assert.throws(() => buildTableEval(table, { llm: 'x', data: dataDir, index: 'i', out: 'o', models: { Nope: 's' } }), /--model Nope=…: the table has no row "Nope" that takes a checkpoint/);
     assert.throws(() => buildTableEval(loadPaperTable('reasonrag').table, { llm: 'x', data: dataDir, index: 'i', out: 'o' }), (e: unknown) => e instanceof InputError && /popqa\/test\.jsonl is missing \(ReasonRAG's PopQA\) \(ragtrail download popqa --split test --out /.test(e.message));
   });
