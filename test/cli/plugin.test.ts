@@ -71,7 +71,7 @@ describe('ragtrail --plugin', () => {
   it('without the plugin, the unknown agent is a flag error naming the built-in ones', () => {
     const r = ragtrail('run', '--agent', 'lines', '--policy', 'oracle', ...base, '--out', join(tmp.dir, 'no-plugin'));
     assert.equal(r.status, 2);
-    assert.match(r.stderr, /expected one of reasonrag, search-r1, .*arena, got "lines"/);
+    assert.match(r.stderr, /expected one of reasonrag, search-r1, .*arena, .*ircot, .*, got "lines"/);
   });
 
   it('a plugin protocol runs with the built-in non-LLM policies (the oracle answers all)', () => {

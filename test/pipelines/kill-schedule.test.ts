@@ -74,6 +74,9 @@ function masked(out: string, name: string): string {
     .join('OUT')
     .replace(/"seconds": [0-9.e+-]+/g, '"seconds": 0')
     .replace(/"timings": \{[^}]*\}/g, '"timings": {}')
+    // Seconds per question, with the model's and the searches' share (each cell's latency): a timing too.
+    .replace(/"latency": \{[^}]*\}/g, '"latency": {}')
+    .replace(/\b\d[\d.e+-]* \(\d[\d.e+-]*, \d[\d.e+-]*\)/g, 'S (S, S)')
     .replace(/^(\d+ seed\(s\)), \d+ s\.$/gm, '$1, N s.')
     .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z/g, 'DATE');
 }
