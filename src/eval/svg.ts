@@ -345,6 +345,8 @@ export interface LineOptions {
   refLine?: RefLine;
   /** A caption under the chart (what the lines are, how the trend is computed). */
   note?: string;
+  /** Shift each series a few pixels sideways, so that whiskers at the same x stay apart (sweeps). */
+  dodge?: boolean;
 }
 
 /**
@@ -371,21 +373,24 @@ export function lineChart(title: string, series: readonly LineSeries[], opts: Li
   const [x0, x1] = [Math.min(...xs.map(fx)), Math.max(...xs.map(fx))];
   const yt = niceTicks(opts.yMin ?? Math.min(0, ...ys), opts.yMax ?? Math.max(...ys));
   const [y0, y1] = [yt[0]!, yt[yt.length - 1]!];
-  const sx = (v: number) => left + (x1 === x0 ? plotW / 2 : ((fx(v) - x0) / (x1 - x0)) * plotW);
+  const sx0 = (v: number) => left + (x1 === x0 ? plotW / 2 : ((fx(v) - x0) / (x1 - x0)) * plotW);
   const sy = (v: number) => top + plotH - ((v - y0) / (y1 - y0)) * plotH;
   const parts: string[] = [open(W, H, title)];
   for (const v of yt) parts.push(`<line x1="${left}" x2="${W - right}" y1="${sy(v)}" y2="${sy(v)}" stroke="#eee"/><text class="tick-y" x="${left - 6}" y="${sy(v) + 4}" text-anchor="end" font-size="11">${tickText(v, yt)}</text>`);
   // Every x that occurs when they are few (epochs, budgets); nice ticks within the range when many.
   const distinct = [...new Set(xs)].sort((a, b) => a - b);
   const xTicks = distinct.length <= 12 || opts.logX ? distinct : niceTicks(Math.min(...xs), Math.max(...xs), 8, distinct.every(Number.isInteger)).filter((v) => v >= Math.min(...xs) && v <= Math.max(...xs));
-  for (const v of xTicks) parts.push(`<text class="tick-x" x="${sx(v)}" y="${top + plotH + 16}" text-anchor="middle" font-size="11">${num(v, Number.isInteger(v) ? 0 : 2)}</text>`);
+  for (const v of xTicks) parts.push(`<text class="tick-x" x="${sx0(v)}" y="${top + plotH + 16}" text-anchor="middle" font-size="11">${num(v, Number.isInteger(v) ? 0 : 2)}</text>`);
   parts.push(`<line x1="${left}" x2="${W - right}" y1="${top + plotH}" y2="${top + plotH}" stroke="#333"/><line x1="${left}" x2="${left}" y1="${top}" y2="${top + plotH}" stroke="#333"/>`);
   parts.push(xTitle(opts.xLabel, left + plotW / 2, top + plotH + 34), yTitle(opts.yLabel, top, plotH));
   if (opts.refLine) parts.push(refLineSvg(opts.refLine, left, W - right, sy(opts.refLine.y)));
-  const poly = (ps: readonly { x: number; y: number }[]) => ps.map((p) => `${sx(p.x).toFixed(1)},${sy(p.y).toFixed(1)}`).join(' ');
   series.forEach((s, si) => {
     const c = color(si);
     const sorted = [...s.points].sort((a, b) => a.x - b.x);
+    // Dodged: series i of n drawn (i − (n−1)/2)·6 px to the side of its x.
+    const dx = opts.dodge ? (si - (series.length - 1) / 2) * 6 : 0;
+    const sx = (v: number) => sx0(v) + dx;
+    const poly = (ps: readonly { x: number; y: number }[]) => ps.map((p) => `${sx(p.x).toFixed(1)},${sy(p.y).toFixed(1)}`).join(' ');
     // Under a trend the raw line is thin and light, its markers small and pale.
     if (sorted.length > 1) parts.push(`<polyline fill="none" stroke="${c}" ${trend ? 'stroke-width="1" stroke-opacity="0.3"' : 'stroke-width="2"'} points="${poly(sorted)}"/>`);
     for (const p of sorted) {

@@ -161,7 +161,7 @@ export function writeSweep(out: string, r: SweepResult): void {
   const chart = lineChart(`EM against ${r.vary}`, series.map((name): { name: string; points: LinePoint[] } => ({
     name,
     points: r.points.filter((p) => seriesName(r, p) === name).map((p) => ({ x: p.value, y: p.em.mean, low: p.em.low, high: p.em.high })),
-  })), { xLabel: axisTitle(r.vary), yLabel: 'EM', yMin: 0, logX, note: `Whiskers: ${r.whiskers}.` });
+  })), { xLabel: axisTitle(r.vary), yLabel: 'EM', yMin: 0, logX, dodge: series.length > 1, note: `Whiskers: ${r.whiskers}.` });
   writeFileSync(join(out, 'sweep.html'), `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>ragtrail sweep: ${esc(r.vary)}</title><style>${CSS}</style></head><body><h1>Sweep: ${esc(r.vary)}</h1><p>${esc(caption)}</p>${chart}${htmlTable(head, rows)}</body></html>\n`);
 }
 
