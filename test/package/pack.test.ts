@@ -74,7 +74,7 @@ describe('npm pack → install into an empty folder → examples', { timeout: 60
   it('custom-protocol: a registered protocol is an agent; its parser turns bad text into an invalid action', (t) => {
     const out = run('custom-protocol');
     t.diagnostic(out);
-    assert.match(out, /registered agents: .*arena, lines/);
+    assert.match(out, /registered agents: .*arena, .*, lines/);
     assert.match(out, /"type":"invalid"/);
     assert.match(out, /oracle \[non-LLM\] with --agent lines: EM 1\.00/);
   });
