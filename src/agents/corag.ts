@@ -14,7 +14,7 @@
 import type { Action, Message, RetrievedDoc, Step } from '../core/trajectory.js';
 import type { State } from '../env/env.js';
 import type { LLM } from '../llm/types.js';
-import { invalid, isBlank, type Protocol, type TemplateFill } from './protocol.js';
+import { answerDue, invalid, isBlank, type Protocol, type TemplateFill } from './protocol.js';
 
 /** The reply CoRAG's sub-answer prompt asks for when the documents do not help. */
 export const CORAG_NO_INFO = 'No relevant information found';
@@ -45,7 +45,7 @@ function finalDocs(state: State): string {
   return docs.reverse().map((d, i) => `Doc ${i}: ${`${d.title}\n${d.text}`.trim()}`).join('\n\n');
 }
 
-const final = (state: State) => state.mustAnswer || state.searchesLeft <= 0;
+const final = answerDue;
 
 export const corag: Protocol = {
   name: 'corag',

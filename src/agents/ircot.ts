@@ -10,7 +10,7 @@
 import type { Action, Message, RetrievedDoc } from '../core/trajectory.js';
 import { proseSentences } from '../core/text.js';
 import type { State } from '../env/env.js';
-import { invalid, isBlank, type Protocol, type RenderOptions } from './protocol.js';
+import { answerDue, invalid, isBlank, type Protocol, type RenderOptions } from './protocol.js';
 import { SYSTEM } from './rag-gym.js';
 
 /** The phrase that ends an IRCoT chain (the paper's and its demonstrations'). */
@@ -45,8 +45,8 @@ function chain(state: State): string {
 
 const paragraphBlock = (state: State) => ircotParagraphs(state).map((d) => `Title: ${d.title}\n${d.text}`).join('\n\n') || '(none)';
 
-/** The answer is due: forced, or no searches left (a further thought or follow-up could not be looked up). */
-const mustAnswer = (state: State) => state.mustAnswer || state.searchesLeft <= 0;
+/** The answer is due: forced, or no searches left (a further thought could not be looked up). */
+const mustAnswer = answerDue;
 
 export const ircot: Protocol = {
   name: 'ircot',

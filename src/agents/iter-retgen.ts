@@ -12,19 +12,15 @@
  */
 import type { Action, Message } from '../core/trajectory.js';
 import type { State } from '../env/env.js';
-import { formatDocs, invalid, isBlank, type Protocol } from './protocol.js';
+import { answerDue, invalid, isBlank, latestSearchDocs, type Protocol } from './protocol.js';
 import { parseAnswerLine, SYSTEM } from './rag-gym.js';
 
 const RULES = 'Using the documents, think it through briefly. End with a line of the form "Answer: <short answer>".';
 
-/** The latest search's documents: each iteration generates from its own retrieval only. */
-function latestDocs(state: State): string {
-  const last = [...state.steps].reverse().find((s) => s.action.type === 'search' && s.docs);
-  return last ? formatDocs(last.docs ?? []) : '(none)';
-}
-
-/** Whether this generation is the last: no searches left, or the answer is forced. */
-const final = (state: State) => state.mustAnswer || state.searchesLeft <= 0;
+// Each iteration generates from its own retrieval only (the latest search's documents); the generation
+// with no searches left is the last.
+const latestDocs = latestSearchDocs;
+const final = answerDue;
 
 export const iterRetGen: Protocol = {
   name: 'iter-retgen',

@@ -153,6 +153,15 @@ export function formatDocs(docs: readonly RetrievedDoc[]): string {
   return docs.map((d, i) => `Doc ${i + 1} (Title: ${d.title}) ${d.text}`).join('\n');
 }
 
+/** The documents of the episode's latest search, as `formatDocs` writes them ("(none)" before one): what Iter-RetGen and Self-Ask show. */
+export function latestSearchDocs(state: State): string {
+  const last = [...state.steps].reverse().find((s) => s.action.type === 'search' && s.docs);
+  return last ? formatDocs(last.docs ?? []) : '(none)';
+}
+
+/** The answer is due: forced, or no searches left (a protocol whose next step would be a search must answer instead). */
+export const answerDue = (state: State) => state.mustAnswer || state.searchesLeft <= 0;
+
 /** Makes an invalid action naming what was expected. */
 export function invalid(reason: string): Action {
   return { type: 'invalid', reason };

@@ -18,7 +18,8 @@
 import type { Action, Message, RetrievedDoc } from '../core/trajectory.js';
 import { pyStrip } from '../core/text.js';
 import type { State } from '../env/env.js';
-import { firstTag, invalid, type Protocol, thoughtFor } from './protocol.js';
+import { type Protocol, thoughtFor } from './protocol.js';
+import { searchR1 } from './search-r1.js';
 import { SEARCH_R1_INVALID_NOTICE } from './transcript.js';
 
 /** One member of the family: its name, prompt, observation tag and document lines. */
@@ -71,14 +72,10 @@ function member(m: FamilyMember): Protocol {
       kinds: { main: { description: "the opening user message (instructions and question); the turns after it are the loop's", fields: { question: { required: true, description: 'the question' } } } },
       fill: (state) => ({ kind: 'main', values: { question: state.question.question }, continuation: p.render(state).slice(1) }),
     },
-    /** The first complete <search>/<answer> pair, as postprocess_predictions reads it (or one cut off at its stop string). */
-    parse(text: string): Action {
-      const hit = firstTag(text, ['search', 'answer']);
-      if (!hit) return invalid('no <search> or <answer> tag');
-      // The authors' loop would search for "" (or score an empty answer); here an empty tag is a format failure.
-      if (hit.content === '') return invalid(`empty <${hit.tag}>`);
-      return hit.tag === 'search' ? { type: 'search', query: hit.content } : { type: 'answer', answer: hit.content };
-    },
+    // The first complete <search>/<answer> pair, as postprocess_predictions reads it (or one cut off at its
+    // stop string): `search-r1`'s reading. The authors' loop would search for "" (or score an empty
+    // answer); there, an empty tag is a format failure.
+    parse: searchR1.parse,
     format(action: Action, state: State): string {
       const last = state.steps.at(-1);
       const refine = m.refine && last?.action.type === 'search' ? `<refine> ${thoughtFor(action, state) || 'The documents do not settle it yet.'} </refine>\n` : '';

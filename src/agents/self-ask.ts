@@ -13,7 +13,7 @@
 import type { Action, Message } from '../core/trajectory.js';
 import type { State } from '../env/env.js';
 import { groundingQuote } from './gold.js';
-import { formatDocs, invalid, isBlank, type Protocol, type RenderOptions } from './protocol.js';
+import { answerDue, invalid, isBlank, latestSearchDocs, type Protocol, type RenderOptions } from './protocol.js';
 
 export const FOLLOW_UP = 'Follow up:';
 export const INTERMEDIATE = 'Intermediate answer:';
@@ -51,14 +51,9 @@ export function selfAskTranscript(state: State): string {
   return out;
 }
 
-/** The latest search's documents (each follow-up's retrieval replaces the last, as FlashRAG shows them). */
-function context(state: State): string {
-  const last = [...state.steps].reverse().find((s) => s.action.type === 'search' && s.docs);
-  return last ? formatDocs(last.docs ?? []) : '(none)';
-}
-
-/** The answer is due: forced, or no searches left (a further thought or follow-up could not be looked up). */
-const mustAnswer = (state: State) => state.mustAnswer || state.searchesLeft <= 0;
+// Each follow-up's retrieval replaces the last (as FlashRAG shows them); with no searches left the answer is due.
+const context = latestSearchDocs;
+const mustAnswer = answerDue;
 
 export const selfAsk: Protocol = {
   name: 'self-ask',
