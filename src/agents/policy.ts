@@ -5,7 +5,7 @@
  * the same interface and write their actions in the protocol's format, labelled as what they are.
  */
 import type { State, Move } from '../env/env.js';
-import type { LLM } from '../llm/types.js';
+import type { GenerateRequest, GenerateResult, LLM } from '../llm/types.js';
 import { sequenceLogprob } from '../llm/types.js';
 import { fallbackAnswer, type Protocol } from './protocol.js';
 
@@ -102,10 +102,12 @@ export class LlmPolicy implements Policy {
   async propose(state: State, opts: ProposeOptions = {}): Promise<Move[]> {
     const p = this.protocol;
     // Before the fixed step: a routing protocol (agents/router.ts) decides there which agent answers,
-    // and with it whether the first step is a fixed search.
-    await p.prepare?.(state, this.llm);
+    // and with it whether the first step is a fixed search. Its calls (summaries, a router's decision,
+    // SuRe's candidates) are the next step's cost: counted into its usage and model time.
+    const prep = countingLLM(this.llm);
+    await p.prepare?.(state, prep.llm);
     const fixed = state.mustAnswer ? undefined : p.fixedAction?.(state);
-    if (fixed) return [{ action: fixed, raw: p.format(fixed, state) }];
+    if (fixed) return [{ action: fixed, raw: p.format(fixed, state), ...(prep.calls > 0 && { usage: { ...prep.usage }, llmMs: prep.ms }) }];
     const messages = p.render(state, { forced: state.mustAnswer });
     const t0 = performance.now();
     const result = await this.llm.generate({
@@ -124,9 +126,9 @@ export class LlmPolicy implements Policy {
       let move: Move = {
         action: p.parse(c.text, state),
         raw: c.text,
-        // The request's usage is shared by its samples: split it so totals add up.
-        usage: { promptTokens: Math.round(result.usage.promptTokens / n), completionTokens: Math.round(result.usage.completionTokens / n) },
-        llmMs,
+        // The request's usage (and the preparation's) is shared by its samples: split it so totals add up.
+        usage: { promptTokens: Math.round((result.usage.promptTokens + prep.usage.promptTokens) / n), completionTokens: Math.round((result.usage.completionTokens + prep.usage.completionTokens) / n) },
+        llmMs: llmMs + prep.ms,
       };
       if (this.opts.tracePrompts !== false) move.prompt = messages;
       const lp = sequenceLogprob(c);
@@ -138,4 +140,26 @@ export class LlmPolicy implements Policy {
       return move;
     });
   }
+}
+
+/** An LLM that adds up the tokens and time of the calls made through it (a protocol's `prepare`). */
+function countingLLM(inner: LLM): { llm: LLM; calls: number; usage: { promptTokens: number; completionTokens: number }; ms: number } {
+  const c = {
+    calls: 0,
+    usage: { promptTokens: 0, completionTokens: 0 },
+    ms: 0,
+    llm: {
+      spec: inner.spec,
+      async generate(req: GenerateRequest): Promise<GenerateResult> {
+        const t0 = performance.now();
+        const r = await inner.generate(req);
+        c.calls++;
+        c.ms += performance.now() - t0;
+        c.usage.promptTokens += r.usage.promptTokens;
+        c.usage.completionTokens += r.usage.completionTokens;
+        return r;
+      },
+    } as LLM,
+  };
+  return c;
 }

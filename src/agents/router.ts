@@ -35,9 +35,10 @@ export interface RoutedProtocol extends Protocol {
 
 /** A protocol that routes each question to one of `spec.routes` (see the module comment). */
 export function routedProtocol(spec: RouterSpec): RoutedProtocol {
-  // The decision for a question, and the model that made it: a question object is shared by every system
-  // an evaluation runs (one after another), so another model decides again (prepare runs before each step).
-  const decided = new WeakMap<Question, { by: LLM; route: string }>();
+  // The decision for a question, and the model (by spec) that made it: a question object is shared by every
+  // system an evaluation runs (one after another), so another model decides again (prepare runs before
+  // each step, through a wrapper that counts the call's cost, so the model is known by its spec).
+  const decided = new WeakMap<Question, { by: string; route: string }>();
   const route = (state: State) => spec.routes[decided.get(state.question)?.route ?? spec.fallback]!;
   const budgets = Object.values(spec.routes).map((p) => p.defaults);
   // Each route's kinds of prompt, named after the route's protocol (`@ircot-main user`), so a template may word each one.
@@ -55,9 +56,10 @@ export function routedProtocol(spec: RouterSpec): RoutedProtocol {
     },
     routeOf: (question) => decided.get(question)?.route ?? spec.fallback,
     async prepare(state: State, llm: LLM): Promise<void> {
-      if (decided.get(state.question)?.by !== llm) {
+      const by = (spec.classifier ?? llm).spec;
+      if (decided.get(state.question)?.by !== by) {
         const reply = await (spec.classifier ?? llm).generate({ messages: spec.decide(state.question), temperature: 0, maxTokens: 16 });
-        decided.set(state.question, { by: llm, route: spec.read(reply.choices[0]?.text ?? '') ?? spec.fallback });
+        decided.set(state.question, { by, route: spec.read(reply.choices[0]?.text ?? '') ?? spec.fallback });
       }
       await route(state).prepare?.(state, llm);
     },

@@ -173,6 +173,12 @@ describe('SuRe', () => {
     assert.ok(requests.every((r) => r.temperature === 0));
     assert.equal(t.prediction, 'Oslo');
     assert.equal(t.steps[0]!.summary, 'SuRe candidates: Oslo (validity 1, ranking 1); Bergen (validity 0, ranking 0); chosen: Oslo');
+    // The six calls are the answer step's cost (its usage and model time), though the step itself is fixed.
+    const script = ['(a) Oslo\n(b) Bergen', 'Maren Tolvik, who directed the film, was born in Oslo.', 'Nothing in the documents mentions Bergen.', 'True', 'False', '1'];
+    const prompt = requests.reduce((n, r) => n + Math.ceil(JSON.stringify(r.messages).length / 4), 0);
+    const completion = script.reduce((n, x) => n + Math.ceil(x.length / 4), 0);
+    assert.deepEqual(t.steps[1]!.usage, { promptTokens: prompt, completionTokens: completion });
+    assert.ok(t.steps[1]!.llmMs! >= 0 && t.steps[0]!.usage === undefined);
   });
 
   it('a pairwise verdict can outweigh validity, and ties go to the first candidate', async () => {
