@@ -162,6 +162,14 @@ export function latestSearchDocs(state: State): string {
 /** The answer is due: forced, or no searches left (a protocol whose next step would be a search must answer instead). */
 export const answerDue = (state: State) => state.mustAnswer || state.searchesLeft <= 0;
 
+/** A prompt's opening when the instructions are the system message and the question alone the user's (R1-Searcher, ReSearch). */
+export function systemThenQuestion(system: string, state: State): Message[] {
+  return [
+    { role: 'system', content: system },
+    { role: 'user', content: state.question.question },
+  ];
+}
+
 /** Makes an invalid action naming what was expected. */
 export function invalid(reason: string): Action {
   return { type: 'invalid', reason };

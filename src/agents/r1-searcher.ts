@@ -14,7 +14,7 @@
  */
 import type { Action, Message, RetrievedDoc } from '../core/trajectory.js';
 import type { State } from '../env/env.js';
-import { invalid, isBlank, type Protocol, thoughtFor } from './protocol.js';
+import { invalid, isBlank, type Protocol, systemThenQuestion, thoughtFor } from './protocol.js';
 
 export const BEGIN_QUERY = '<|begin_of_query|>';
 export const END_QUERY = '<|end_of_query|>';
@@ -42,10 +42,7 @@ export const r1Searcher: Protocol = {
   defaults: { maxTurns: 9, maxSearches: 8, topK: 5, maxTokens: 512, stop: [END_QUERY, '</answer>'] },
   allowed: (state) => (state.mustAnswer ? ['answer'] : ['search', 'answer']),
   render(state: State): Message[] {
-    const messages: Message[] = [
-      { role: 'system', content: INSTRUCTIONS },
-      { role: 'user', content: state.question.question },
-    ];
+    const messages = systemThenQuestion(INSTRUCTIONS, state);
     for (const step of state.steps) {
       if (step.action.type === 'search') {
         // A query turn as the rollout keeps it: stripped, and the end marker (a stop string the backend

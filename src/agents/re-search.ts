@@ -12,7 +12,7 @@
  */
 import type { Action, Message, RetrievedDoc } from '../core/trajectory.js';
 import type { State } from '../env/env.js';
-import { invalid, isBlank, type Protocol, thoughtFor } from './protocol.js';
+import { invalid, isBlank, type Protocol, systemThenQuestion, thoughtFor } from './protocol.js';
 
 const INSTRUCTIONS = String.raw`You answer the question step by step, and may use a Wikipedia search tool while you think. Think first, inside <think> </think>; to look something up, write the query inside <search> </search>, and the results come back inside <result> </result>. Then think again, and so on. Finish with the answer inside <answer> </answer>, ending with the exact final answer in LaTeX \boxed{}, for example <think> reasoning </think> <search> query </search> <result> results </result> <think> reasoning </think> <answer> The final answer is \[ \boxed{answer here} \] </answer>.`;
 
@@ -43,10 +43,7 @@ export const reSearch: Protocol = {
   defaults: { maxTurns: 10, topK: 5, maxTokens: 512, stop: ['</search>'] },
   allowed: (state) => (state.mustAnswer ? ['answer'] : ['search', 'answer']),
   render(state: State): Message[] {
-    const messages: Message[] = [
-      { role: 'system', content: INSTRUCTIONS },
-      { role: 'user', content: state.question.question },
-    ];
+    const messages = systemThenQuestion(INSTRUCTIONS, state);
     for (const step of state.steps) {
       // The stop string stays in the authors' text: written back where the backend dropped it.
       const turn = step.action.type === 'search' && !step.raw.trimEnd().endsWith('</search>') ? `${step.raw}</search>` : step.raw;

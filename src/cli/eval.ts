@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { InputError } from '../core/errors.js';
-import { checkSelection, type QuestionSelection } from '../corpus/select.js';
+import { type QuestionSelection, selectionFromFlags } from '../corpus/select.js';
 import { parseShard } from '../core/shard.js';
 import { getProtocol } from '../agents/registry.js';
 import { PROMPT_TEMPLATE_HELP, usePromptTemplate } from '../agents/prompt-template.js';
@@ -47,10 +47,7 @@ interface EvalOpts {
 
 /** The question selection of the flags (corpus/select.ts), checked together. */
 function selectionFlags(o: EvalOpts): QuestionSelection {
-  const sel: QuestionSelection = { limit: o.limit, tail: o.tail, sample: o.sample, seed: o.sampleSeed ?? o.seed, valFraction: o.valFraction, valPart: o.valPart };
-  for (const k of Object.keys(sel) as (keyof QuestionSelection)[]) if (sel[k] === undefined) delete sel[k];
-  checkSelection(sel);
-  return sel;
+  return selectionFromFlags(o);
 }
 
 /** The config the flags describe: every agent × every selection method, on every dataset. */

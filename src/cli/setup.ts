@@ -4,7 +4,7 @@ import { InputError } from '../core/errors.js';
 import { parseShard, type Shard } from '../core/shard.js';
 import type { Question } from '../core/types.js';
 import { DATASET_FORMATS, type DatasetFormat, loadDataset, missingSplitHint } from '../corpus/dataset.js';
-import { checkSelection, describeSelection, needsAll, type QuestionSelection, selectQuestions } from '../corpus/select.js';
+import { describeSelection, needsAll, type QuestionSelection, selectionFromFlags, selectQuestions } from '../corpus/select.js';
 import type { Policy } from '../agents/policy.js';
 import type { Protocol } from '../agents/protocol.js';
 import { protocolNames } from '../agents/registry.js';
@@ -112,9 +112,7 @@ export function addAgentOptions(cmd: Command, defaults: { agent: string; concurr
  * and `--val-fraction` (corpus/select.ts), before any `--shard`.
  */
 export async function loadQuestions(dataset: string, opts: Omit<QuestionSelection, 'seed'> & { split?: string; datasetFormat?: DatasetFormat; sampleSeed?: number; seed?: number }): Promise<Question[]> {
-  const sel: QuestionSelection = { limit: opts.limit, tail: opts.tail, sample: opts.sample, seed: opts.sampleSeed ?? opts.seed ?? 0, valFraction: opts.valFraction, valPart: opts.valPart };
-  for (const k of Object.keys(sel) as (keyof QuestionSelection)[]) if (sel[k] === undefined) delete sel[k];
-  checkSelection(sel);
+  const sel = selectionFromFlags({ ...opts, seed: opts.seed ?? 0 });
   const questions: Question[] = [];
   // The splits seen, so that a split with no questions can name the ones there are.
   const splits = new Set<string>();

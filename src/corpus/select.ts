@@ -40,6 +40,14 @@ export function checkSelection(sel: QuestionSelection): void {
   if (sel.valPart && sel.valFraction === undefined) throw new InputError('--val-part without --val-fraction', 'add --val-fraction F (the held-out share, e.g. 0.1)');
 }
 
+/** The selection a command's flags describe (the seed of `--sample` and `--val-fraction`: `sampleSeed`, else `seed`), checked. */
+export function selectionFromFlags(f: { limit?: number; tail?: number; sample?: number; sampleSeed?: number; seed?: number; valFraction?: number; valPart?: 'train' | 'val' }): QuestionSelection {
+  const sel: QuestionSelection = { limit: f.limit, tail: f.tail, sample: f.sample, seed: f.sampleSeed ?? f.seed, valFraction: f.valFraction, valPart: f.valPart };
+  for (const k of Object.keys(sel) as (keyof QuestionSelection)[]) if (sel[k] === undefined) delete sel[k];
+  checkSelection(sel);
+  return sel;
+}
+
 /** Whether a question falls in the validation part: a seeded hash of its id, so the parts do not depend on the file's order. */
 export function inValidationPart(id: string, fraction: number, seed = 0): boolean {
   return new Rng(`val/${seed}/${id}`).next() < fraction;
