@@ -5,11 +5,11 @@
  * usage metering. `ScriptedLLM` is a test double that replays fixed replies.
  * @module
  */
-export type { Choice, GenerateRequest, GenerateResult, LLM, TokenLogprobs } from './types.js';
+export type { Choice, GenerateRequest, GenerateResult, LLM, PromptLogprobs, TokenLogprobs } from './types.js';
 export { createBackend, createLLM, LLM_SPEC_HELP, type LLMBackendFactory, llmBackends, type LLMOptions, registerLLMBackend, withMachinery } from './create.js';
 export { CachedLLM, type CacheMode, LimitedLLM, MeteredLLM, type Prices, TemperatureRoutedLLM, type UsageTotals } from './middleware.js';
 export { OpenAICompatibleLLM, type OpenAIOptions } from './openai.js';
-export { type Script, ScriptedLLM } from './scripted.js';
+export { type Script, ScriptedLLM, type ScriptOutput } from './scripted.js';
 export { EndpointPoolLLM, type EndpointPoolOptions, type EndpointUsage, parseEndpointList } from './endpoints.js';
 export { KvStore } from '../core/kvstore.js';
 export { Limiter } from '../core/limiter.js';

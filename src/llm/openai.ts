@@ -23,9 +23,11 @@ interface WireChoice {
   message?: { content?: string | null };
   finish_reason?: string | null;
   logprobs?: {
-    content?: { token: string; logprob: number }[] | null;
+    content?: { token: string; logprob: number; top_logprobs?: { token: string; logprob: number }[] }[] | null;
     tokens?: string[];
     token_logprobs?: (number | null)[];
+    top_logprobs?: (Record<string, number> | null)[] | null;
+    text_offset?: number[];
   } | null;
 }
 
@@ -79,17 +81,24 @@ export class OpenAICompatibleLLM implements LLM {
   }
 
   private async request(req: GenerateRequest, n: number, part: number): Promise<GenerateResult> {
-    const chat = this.mode === 'chat';
+    // Scoring a prompt (echo) exists only on /completions.
+    const chat = this.mode === 'chat' && !req.echo;
     const body: Record<string, unknown> = { model: this.model, n, ...this.opts.extraBody };
+    const prompt = chat ? '' : (req.prompt ?? messagesToPrompt(req.messages ?? []));
     if (chat) body['messages'] = req.messages ?? [{ role: 'user', content: req.prompt ?? '' }];
-    else body['prompt'] = req.prompt ?? messagesToPrompt(req.messages ?? []);
+    else body['prompt'] = prompt;
     if (req.temperature !== undefined) body['temperature'] = req.temperature;
     if (req.topP !== undefined) body['top_p'] = req.topP;
     if (req.maxTokens !== undefined) body['max_tokens'] = req.maxTokens;
     if (req.stop?.length) body['stop'] = req.stop;
     // A request for missing samples must not repeat the first request's seed.
     if (req.seed !== undefined) body['seed'] = req.seed + part * 1_000_003;
-    if (req.logprobs) body['logprobs'] = chat ? true : 1;
+    const top = req.topLogprobs ?? 0;
+    if (req.logprobs || top > 0 || req.echo) {
+      body['logprobs'] = chat ? true : Math.max(1, top);
+      if (chat && top > 0) body['top_logprobs'] = top;
+    }
+    if (req.echo) body['echo'] = true;
     const url = `${this.baseURL.replace(/\/+$/, '')}/${chat ? 'chat/completions' : 'completions'}`;
     const reply = await fetchJson<WireReply>(url, {
       serverKind: 'LLM server',
@@ -104,13 +113,36 @@ export class OpenAICompatibleLLM implements LLM {
       .map((c): Choice => {
         const text = (chat ? c.message?.content : c.text) ?? '';
         const choice: Choice = { text, finishReason: c.finish_reason ?? 'unknown' };
-        const lp = c.logprobs;
-        if (lp?.content) choice.logprobs = { tokens: lp.content.map((t) => t.token), logprobs: lp.content.map((t) => t.logprob) };
-        else if (lp?.tokens && lp.token_logprobs) choice.logprobs = { tokens: lp.tokens, logprobs: lp.token_logprobs.map((x) => x ?? 0) };
+        readLogprobs(choice, c, req.echo ? prompt : undefined, top > 0);
+        if (req.echo && choice.text.startsWith(prompt)) choice.text = choice.text.slice(prompt.length);
         return req.stop?.length ? cutAtStop(choice, req.stop) : choice;
       });
     return { choices, usage: { promptTokens: reply.usage?.prompt_tokens ?? 0, completionTokens: reply.usage?.completion_tokens ?? 0 } };
   }
+}
+
+/**
+ * Fills a choice's token log-probabilities from either wire shape (chat: `content[]`; completions:
+ * parallel `tokens` / `token_logprobs` / `top_logprobs` arrays). With echo the completions arrays start
+ * with the prompt's tokens: those starting before the prompt's end (by `text_offset`, or by summed
+ * token lengths when a server omits it) go to `promptLogprobs`.
+ */
+function readLogprobs(choice: Choice, c: WireChoice, echoedPrompt: string | undefined, wantTop: boolean): void {
+  const lp = c.logprobs;
+  if (lp?.content) {
+    choice.logprobs = { tokens: lp.content.map((t) => t.token), logprobs: lp.content.map((t) => t.logprob) };
+    if (wantTop) choice.logprobs.top = lp.content.map((t) => Object.fromEntries((t.top_logprobs ?? []).map((x) => [x.token, x.logprob])));
+    return;
+  }
+  if (!lp?.tokens || !lp.token_logprobs) return;
+  let split = 0;
+  if (echoedPrompt !== undefined) {
+    let at = 0;
+    while (split < lp.tokens.length && (lp.text_offset?.[split] ?? at) < echoedPrompt.length) at += lp.tokens[split++]!.length;
+    choice.promptLogprobs = { tokens: lp.tokens.slice(0, split), logprobs: lp.token_logprobs.slice(0, split).map((x) => x ?? null) };
+  }
+  choice.logprobs = { tokens: lp.tokens.slice(split), logprobs: lp.token_logprobs.slice(split).map((x) => x ?? 0) };
+  if (wantTop && lp.top_logprobs) choice.logprobs.top = lp.top_logprobs.slice(split).map((x) => x ?? {});
 }
 
 /**
@@ -136,6 +168,7 @@ export function cutAtStop(choice: Choice, stop: readonly string[]): Choice {
       keep++;
     }
     cut.logprobs = { tokens: choice.logprobs.tokens.slice(0, keep), logprobs: choice.logprobs.logprobs.slice(0, keep) };
+    if (choice.logprobs.top) cut.logprobs.top = choice.logprobs.top.slice(0, keep);
   }
   return cut;
 }

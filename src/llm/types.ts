@@ -37,12 +37,33 @@ export interface GenerateRequest {
   seed?: number;
   /** Ask for token log-probabilities. */
   logprobs?: boolean;
+  /**
+   * Also the `topLogprobs` most likely tokens at each generated position (`TokenLogprobs.top`); implies
+   * `logprobs`. Self-RAG reads its reflection tokens' probabilities this way. Servers cap it (OpenAI
+   * at 20; vLLM at its `--max-logprobs`, 20 by default).
+   */
+  topLogprobs?: number;
+  /**
+   * Score the prompt too: each choice's `promptLogprobs` holds the log-probability of every prompt
+   * token given the ones before it (the compressors' self-information and perplexity). Sent to
+   * /completions with `echo`, which vLLM and SGLang serve; the prompt is `prompt` (or the messages
+   * as plain text).
+   */
+  echo?: boolean;
 }
 
 /** Per-token log-probabilities of a generated text (natural log), `tokens[i]` with `logprobs[i]`. */
 export interface TokenLogprobs {
   tokens: string[];
   logprobs: number[];
+  /** With `topLogprobs`: the most likely tokens at each position and their log-probabilities. */
+  top?: Record<string, number>[];
+}
+
+/** Log-probabilities of a prompt's tokens (`echo`): the first token has none (null), nor may a server give one for others. */
+export interface PromptLogprobs {
+  tokens: string[];
+  logprobs: (number | null)[];
 }
 
 /** One sampled completion of a request. */
@@ -51,6 +72,8 @@ export interface Choice {
   /** "stop", "length", … as the backend reports it. */
   finishReason: string;
   logprobs?: TokenLogprobs;
+  /** With `echo`: the prompt's tokens and their log-probabilities. */
+  promptLogprobs?: PromptLogprobs;
 }
 
 /** The samples of one request (up to its `n`) and the tokens the request used in total. */

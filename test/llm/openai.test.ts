@@ -92,6 +92,28 @@ describe('OpenAI-compatible backend', () => {
     }
   });
 
+  it('reads the top alternatives of each token (chat and completions) and scores an echoed prompt', async () => {
+    const fake = await startFakeOpenAI(() => 'yes it is');
+    try {
+      const chat = await new OpenAICompatibleLLM(fake.url, 'm', fastRetry).generate({ messages: [{ role: 'user', content: 'hi' }], topLogprobs: 5 });
+      assert.deepEqual([fake.requests[0]!.body['logprobs'], fake.requests[0]!.body['top_logprobs']], [true, 5]);
+      assert.deepEqual(chat.choices[0]!.logprobs?.top, [{ yes: -0.5, ' alt': -2 }, { ' it': -0.5, ' alt': -2 }, { ' is': -0.5, ' alt': -2 }]);
+      const base = new OpenAICompatibleLLM(fake.url, 'base', { mode: 'completion', ...fastRetry });
+      const comp = await base.generate({ prompt: 'Q: a b', topLogprobs: 3 });
+      assert.equal(fake.requests[1]!.body['logprobs'], 3);
+      assert.deepEqual(comp.choices[0]!.logprobs?.top?.[2], { ' is': -0.5, ' alt': -2 });
+      // echo: /completions even for a chat-mode model; the prompt's tokens split off by text_offset.
+      const scored = await new OpenAICompatibleLLM(fake.url, 'm', fastRetry).generate({ prompt: 'Q: a b', echo: true, maxTokens: 1 });
+      assert.equal(fake.requests[2]!.path, '/v1/completions');
+      assert.deepEqual([fake.requests[2]!.body['echo'], fake.requests[2]!.body['logprobs']], [true, 1]);
+      assert.deepEqual(scored.choices[0]!.promptLogprobs, { tokens: ['Q:', ' a', ' b'], logprobs: [null, -1, -1] });
+      assert.deepEqual(scored.choices[0]!.logprobs?.tokens, ['yes', ' it', ' is']);
+      assert.equal(scored.choices[0]!.text, 'yes it is');
+    } finally {
+      await fake.close();
+    }
+  });
+
   it('cuts the text at the first stop string when a server keeps it or goes past it (transformers serve)', async () => {
     const fake = await startFakeOpenAI(() => '<think>a</think> <search> q </search> more text </answer>', { maxN: 1 });
     try {
