@@ -22,7 +22,16 @@ export interface TokenUsage {
  * a turn and is counted as a format failure.
  */
 export type Action =
-  | { type: 'search'; query: string }
+  | {
+      type: 'search';
+      query: string;
+      /**
+       * Several queries issued in one step (O2-Searcher): the environment retrieves each on its own and
+       * concatenates the documents in order, without removing repeats; `query` is then their join
+       * (`queries.join('; ')`), for whatever reads one query. Absent for a step of one query.
+       */
+      queries?: string[];
+    }
   | { type: 'extract'; evidence: string }
   | { type: 'answer'; answer: string; citations?: number[] }
   | { type: 'invalid'; reason: string };
@@ -47,6 +56,8 @@ export interface Step {
   prompt?: Message[] | string;
   /** Documents returned by a search. */
   docs?: RetrievedDoc[];
+  /** A search of several `queries`: how many of `docs` each query returned, in order. */
+  docsPerQuery?: number[];
   /** Agent-side digest of the documents (Search-o1 / ReSearch summaries). */
   summary?: string;
   /** The answer was forced because the step budget ran out. */

@@ -88,8 +88,9 @@ export class RagEnv {
 
   /**
    * Applies `move` to `state` and returns the next state without changing `state`. A search runs the
-   * retriever (timed); a search once the search budget is spent or an answer is due becomes an `invalid`
-   * step. Throws if the episode already ended.
+   * retriever (timed), once per query when the action carries several `queries`; a search once the
+   * search budget is spent or an answer is due becomes an `invalid` step. Throws if the episode already
+   * ended.
    */
   async step(state: State, move: Move): Promise<StepResult> {
     if (state.done) throw new Error('step() after the episode ended');
@@ -109,9 +110,11 @@ export class RagEnv {
         step.action = action;
       } else {
         const t0 = performance.now();
-        const hits = await this.config.retriever.search(action.query, this.config.topK);
+        // Several queries in one step (O2-Searcher): each retrieved on its own, the lists concatenated in order.
+        const lists = action.queries?.length ? await this.config.retriever.searchBatch(action.queries, this.config.topK) : [await this.config.retriever.search(action.query, this.config.topK)];
         step.retrievalMs = performance.now() - t0;
-        step.docs = hits.map((h): RetrievedDoc => ({ passageId: h.passageId, title: h.title, text: h.text, score: h.score }));
+        step.docs = lists.flat().map((h): RetrievedDoc => ({ passageId: h.passageId, title: h.title, text: h.text, score: h.score }));
+        if (action.queries?.length) step.docsPerQuery = lists.map((l) => l.length);
         searchesLeft--;
       }
     }
