@@ -1,6 +1,7 @@
 /**
  * Passage corpora on disk. Reads ragtrail's own JSON Lines (`{id, title, text}`), FlashRAG /
- * Pyserini JSON Lines (`{id, contents}` with contents = `"Title"\ntext`), and DPR-style TSV
+ * Pyserini JSON Lines (`{id, contents}` with contents = `"Title"\ntext`), MedRAG's chunks
+ * (`{id, title, content, contents}`: title and content are read), and DPR-style TSV
  * (`id  text  title` with a header); writes the first two. Builds a deduplicated corpus from the
  * context passages of question sets.
  */
@@ -36,8 +37,12 @@ function passageFromRecord(value: unknown, file: string, line: number): Passage 
   if (typeof rec['text'] === 'string') {
     return { id, title: typeof rec['title'] === 'string' ? rec['title'] : '', text: rec['text'] };
   }
+  // MedRAG's chunks (`{id, title, content, contents}`, contents = "title. content" for its BM25): title
+  // and content kept apart, as MedCPT's article encoder reads them; before `contents`, which has no line
+  // break for splitContents to find the title by.
+  if (typeof rec['content'] === 'string') return { id, title: typeof rec['title'] === 'string' ? rec['title'] : '', text: rec['content'] };
   if (typeof rec['contents'] === 'string') return { id, ...splitContents(rec['contents']) };
-  throw new RecordError(loc, 'text', 'is missing', 'a passage needs "text" (with "title") or FlashRAG\'s "contents"');
+  throw new RecordError(loc, 'text', 'is missing', 'a passage needs "text" (with "title"), MedRAG\'s "content" (with "title") or FlashRAG\'s "contents"');
 }
 
 /** DPR's TSV quotes fields containing tabs or quotes and doubles inner quotes. */

@@ -5,6 +5,10 @@
  * Bamboogle and MuSiQue folders; Search-R1's data scripts (the baseline of LWS, ProRAG and ARENA) load
  * NQ, TriviaQA, PopQA and the multi-hop sets from it; LWS builds its retriever with FlashRAG; ProRAG
  * and ReasonRAG retrieve from the 2018 dump in DPR's 100-word passages, which is `wiki18_100w`.
+ * RAG-Gym's MedQA comes from other repositories: the questions from `GBaker/MedQA-USMLE-4-options` (the
+ * MedQA release's `phrases_no_exclude_*.jsonl`, the file RAG-Gym's `src/data_loader.py` reads) and the
+ * corpus from MedRAG's (`MedRAG/textbooks`, whose `chunk/` folder is listed with the Hub's tree API,
+ * fetched file by file and joined into one corpus file; StatPearls is not on the Hub, see `build`).
  *
  * Files come from `{endpoint}/datasets/{repo}/resolve/{revision}/{path}` (endpoint: `HF_ENDPOINT`,
  * as huggingface_hub reads it, or huggingface.co; `HF_TOKEN` is sent to the endpoint only, never to the
@@ -21,7 +25,7 @@ import { request as httpsRequest } from 'node:https';
 import { join, resolve } from 'node:path';
 import { once } from 'node:events';
 import { InputError, RagtrailError } from '../core/errors.js';
-import { readJsonFileSync, writeJsonAtomicSync } from '../core/io.js';
+import { readJsonFileSync, writeFileAtomic, writeJsonAtomicSync } from '../core/io.js';
 import { Progress } from '../core/progress.js';
 import { ensureSpace, extractZip } from './unzip.js';
 
@@ -29,25 +33,61 @@ export const DEFAULT_ENDPOINT = 'https://huggingface.co';
 export const FLASHRAG_REPO = 'RUC-NLPIR/FlashRAG_datasets';
 
 export interface HubFile {
-  /** Path in the repository; also the path under --out. */
+  /** Path under --out; also the path in the repository unless `repoPath` says otherwise. */
   path: string;
+  /** Path in the repository, where it differs from `path` (files of other repositories go in a folder of their own). */
+  repoPath?: string;
   split: string;
   /** Exact size and sha256 from the file's LFS pointer, where ragtrail has them (commit in `pinnedAt`). */
   bytes?: number;
   sha256?: string;
+  /** Git blob sha1 of a plain (non-LFS) file, as the Hub's file listing states it. */
+  gitSha1?: string;
   pinnedAt?: string;
+  /** Size and checksum come from the Hub's file listing (the tree API) at download time, not from ragtrail. */
+  listed?: boolean;
   /** Rough size for listings when no exact one is pinned. */
   approx?: string;
   /** A zip archive, unpacked beside itself after download (unless `unpack: false`). */
   zip?: boolean;
 }
 
+/**
+ * Files a set finds by listing a folder of its repository when it downloads (the Hub's tree API,
+ * `{endpoint}/api/datasets/{repo}/tree/{revision}/{folder}`), each fetched and checked like a named one.
+ */
+export interface HubListing {
+  split: string;
+  /** Folder of the repository listed, e.g. `chunk`. */
+  folder: string;
+  /** Ending of the file names kept, e.g. `.jsonl`. */
+  ext: string;
+  /** Folder under --out the listed files go to, at their repository paths (`textbooks/chunk/X.jsonl`). */
+  into: string;
+  /** Files and total size the Hub's listing showed when ragtrail pinned the set, for --list. */
+  count: number;
+  approx: string;
+  /**
+   * The listed files, in name order, joined into this one file (path under --out): what `ragtrail
+   * index build --corpus` reads. Each file's last line gets its line break if it lacks one (MedRAG
+   * writes its chunk files with '\n'.join, no final newline).
+   */
+  joinTo?: string;
+}
+
 export interface DownloadSet {
   name: string;
   what: string;
+  /** The Hub dataset repository (default: FlashRAG's, {@link FLASHRAG_REPO}). */
+  repo?: string;
+  /** The commit the set is pinned to (default main); `--revision` overrides it. */
+  revision?: string;
   files: HubFile[];
+  listing?: HubListing;
   /** Splits fetched when none are asked for: the ones the papers evaluate on. */
   defaults: string[];
+  /** A set that is not files on the Hub: why, and how to build it (one line each); `download` refuses it with these. */
+  build?: { why: string; how: string };
 }
 
 // Sizes marked approx are those the Hub's file listing shows; exact ones come from the LFS pointers
@@ -120,6 +160,52 @@ export const DOWNLOADS = {
       { path: 'retrieval-corpus/wiki18_100w.zip', split: 'corpus', bytes: 5_130_719_280, sha256: 'e5b987a0ce4f6c5fff788162f50c70d41f10fb7762daba507a96a3ad7bb956db', pinnedAt: 'f2de0bd', zip: true },
     ],
   },
+  // RAG-Gym's MedQA (paper, appendix B: "the English split of MedQA with 1,273 USMLE-style test
+  // questions"; 1,000 of the 10,178 training questions sampled for process rewards). Its code reads the
+  // MedQA release's `phrases_no_exclude_test.jsonl` (RAG-Gym/RAG-Gym `src/data_loader.py`, the file
+  // `dataset/medqa/phrases_no_exclude_test.jsonl`, 2,075,679 bytes, git blob 1cfad45). On the Hub the
+  // release's US 4-option files are in GBaker/MedQA-USMLE-4-options, commit 0fb93dd (its main): the test
+  // file plain (2.08 MB in the Hub's listing, so its ETag is the git blob sha1 to compare with 1cfad45
+  // in ragtrail-download.json), train in LFS. The release's dev file is not there; RAG-Gym does not use it.
+  medqa: {
+    name: 'medqa',
+    what: "MedQA USMLE 4-option questions, RAG-Gym's fourth benchmark: test (1,273) is what it evaluates on, train (10,178) the pool its 1,000 process-reward questions come from",
+    repo: 'GBaker/MedQA-USMLE-4-options',
+    revision: '0fb93dd23a7339b6dcd27e241cb9b5eca62d4d18',
+    defaults: ['test'],
+    files: [
+      { path: 'medqa/phrases_no_exclude_test.jsonl', repoPath: 'phrases_no_exclude_test.jsonl', split: 'test', approx: '2.08 MB' },
+      { path: 'medqa/phrases_no_exclude_train.jsonl', repoPath: 'phrases_no_exclude_train.jsonl', split: 'train', approx: '16.2 MB' },
+    ],
+  },
+  // MedRAG's Textbooks corpus as RAG-Gym's IR environment clones it (rag_gym/envs/IR.py: `git clone
+  // https://huggingface.co/datasets/MedRAG/textbooks`, then reads `chunk/*.jsonl`): 18 files of
+  // `{id, title, content, contents}` lines, 125,847 chunks, 212 MB, added in commit d6d1d71; main is
+  // 9c72838 (README edits since). readCorpus reads `title` and `content` of each line.
+  textbooks: {
+    name: 'textbooks',
+    what: "MedRAG's Textbooks corpus (18 USMLE textbooks in 125,847 chunks), half of RAG-Gym's MedQA corpus: joined into textbooks/textbooks.jsonl for `ragtrail index build`",
+    repo: 'MedRAG/textbooks',
+    revision: '9c72838920a1323ffa867467d3f7aa7b36b0f994',
+    defaults: ['corpus'],
+    files: [],
+    listing: { split: 'corpus', folder: 'chunk', ext: '.jsonl', into: 'textbooks', count: 18, approx: '212 MB', joinTo: 'textbooks/textbooks.jsonl' },
+  },
+  // The other half of RAG-Gym's MedQA corpus ("MedText" = textbooks + statpearls). MedRAG/statpearls on
+  // the Hub holds only a dataset card (.gitattributes and README.md at main, ba1fe29): StatPearls' terms
+  // forbid redistributing it, so RAG-Gym's IR.py and MedRAG download NCBI's dump and chunk it with
+  // MedRAG's src/data/statpearls.py, which writes the same {id, title, content, contents} lines.
+  statpearls: {
+    name: 'statpearls',
+    what: "MedRAG's StatPearls corpus (9,330 articles in 301,202 chunks), the other half of RAG-Gym's MedQA corpus",
+    repo: 'MedRAG/statpearls',
+    defaults: ['corpus'],
+    files: [],
+    build: {
+      why: "not on the Hub as files: StatPearls may not be redistributed, so MedRAG/statpearls holds only its dataset card",
+      how: "git clone https://github.com/Teddy-XiongGZ/MedRAG && cd MedRAG && mkdir -p corpus/statpearls && wget -P corpus/statpearls https://ftp.ncbi.nlm.nih.gov/pub/litarch/3d/12/statpearls_NBK430685.tar.gz && tar -xzf corpus/statpearls/statpearls_NBK430685.tar.gz -C corpus/statpearls && pip install tqdm && python src/data/statpearls.py && awk 1 corpus/statpearls/chunk/*.jsonl > statpearls.jsonl",
+    },
+  },
 } satisfies Record<string, DownloadSet>;
 
 export type DownloadName = keyof typeof DOWNLOADS;
@@ -130,15 +216,22 @@ export function hubUrl(endpoint: string, repo: string, revision: string, path: s
   return `${endpoint.replace(/\/+$/, '')}/datasets/${repo}/resolve/${encodeURIComponent(revision)}/${segs}`;
 }
 
+/** The Hub's listing of a folder of a dataset repository (the tree API huggingface_hub's list_repo_tree calls). */
+export function hubTreeUrl(endpoint: string, repo: string, revision: string, folder: string): string {
+  const segs = folder.split('/').filter(Boolean).map(encodeURIComponent).join('/');
+  return `${endpoint.replace(/\/+$/, '')}/api/datasets/${repo}/tree/${encodeURIComponent(revision)}/${segs}`;
+}
+
 export interface DownloadOptions {
-  /** Folder the files go to, at their repository paths (`DIR/hotpotqa/dev.jsonl`). */
+  /** Folder the files go to, at their paths (`DIR/hotpotqa/dev.jsonl`, `DIR/medqa/phrases_no_exclude_test.jsonl`). */
   out: string;
   /** Splits to fetch (`all` for every one); default: the set's evaluation splits. */
   splits?: string[];
   /** Default: $HF_ENDPOINT, else https://huggingface.co. */
   endpoint?: string;
-  /** Branch, tag or commit (default main). */
+  /** Branch, tag or commit (default: the set's pinned commit, else main). */
   revision?: string;
+  /** Repository (default: the set's). */
   repo?: string;
   /** Default: $HF_TOKEN (or the older $HUGGING_FACE_HUB_TOKEN). */
   token?: string;
@@ -160,7 +253,7 @@ export interface DownloadOptions {
 export type Check = 'sha256' | 'git-sha1' | 'size';
 
 export interface FileResult {
-  /** Repository path, e.g. hotpotqa/dev.jsonl. */
+  /** Path under --out (the repository path for FlashRAG's files), e.g. hotpotqa/dev.jsonl, textbooks/chunk/Anatomy_Gray.jsonl. */
   path: string;
   /** Where it is on disk. */
   file: string;
@@ -184,6 +277,8 @@ export interface FileResult {
 export interface DownloadResult {
   name: DownloadName;
   files: FileResult[];
+  /** The set's files joined into one corpus file (`HubListing.joinTo`); `written` false when an earlier run had joined the same files. */
+  joined?: { file: string; bytes: number; parts: number; written: boolean };
   /** Commands that read what was fetched. */
   next: string[];
   /** Splits of the set not fetched this time. */
@@ -402,19 +497,26 @@ async function transfer(url: string, file: HubFile, part: string, ctx: Ctx): Pro
   return { meta: { ...meta, size: meta.size ?? size }, resumedFrom: start };
 }
 
-function offlineError(ctx: Ctx, code: string, set: DownloadSet, out: string, exampleUrl: string): InputError {
-  const first = set.files[0]!;
+/** One line: the endpoint cannot be reached, and how to bring `file` (or the set's joined corpus) over by hand. */
+function offlineError(ctx: Ctx, code: string, set: DownloadSet, out: string, exampleUrl: string, file?: HubFile): InputError {
+  const what = `cannot reach ${ctx.origin} (${code === 'CONNECT_TIMEOUT' ? 'connection timed out' : code}): this machine looks offline, or the Hub is blocked from it`;
+  const joinTo = set.listing?.joinTo;
+  if (joinTo && (!file || file.listed)) {
+    const local = join(out, joinTo);
+    return new InputError(
+      what,
+      `fetch the files on a machine that is online (\`ragtrail download ${set.name} --out DIR\` there; ${exampleUrl} lists them), copy DIR/${joinTo} to ${local}, and index it: \`ragtrail index build --corpus ${local} --out INDEX\`; HF_ENDPOINT or --endpoint names a mirror`,
+    );
+  }
+  const first = file ?? set.files[0]!;
   const local = join(out, first.path);
   const use = first.zip ? `unzip it there and index the .jsonl inside: \`ragtrail index build --corpus ${join(out, 'retrieval-corpus', 'wiki18_100w.jsonl')} --out INDEX\`` : `pass the file itself, e.g. \`ragtrail run --dataset ${local} …\` or \`ragtrail corpus --dataset ${local} …\``;
-  return new InputError(
-    `cannot reach ${ctx.origin} (${code === 'CONNECT_TIMEOUT' ? 'connection timed out' : code}): this machine looks offline, or the Hub is blocked from it`,
-    `fetch the files on a machine that is online (\`ragtrail download ${set.name} --out DIR\` there, or ${exampleUrl} with any browser or curl), copy them to ${local}, and ${use}; HF_ENDPOINT or --endpoint names a mirror`,
-  );
+  return new InputError(what, `fetch the files on a machine that is online (\`ragtrail download ${set.name} --out DIR\` there, or ${exampleUrl} with any browser or curl), copy them to ${local}, and ${use}; HF_ENDPOINT or --endpoint names a mirror`);
 }
 
 function statusError(e: HttpStatusError, file: HubFile, revision: string, repo: string): RagtrailError {
   if (e.status === 401 || e.status === 403) return new InputError(`HTTP ${e.status} for ${file.path} from ${e.url}`, 'the repository needs a Hugging Face token: set HF_TOKEN');
-  if (e.status === 404) return new InputError(`${file.path} is not in ${repo} at revision "${revision}" (HTTP 404 from ${e.url})`, 'check --revision, and HF_ENDPOINT / --endpoint if you use a mirror');
+  if (e.status === 404) return new InputError(`${file.repoPath ?? file.path} is not in ${repo} at revision "${revision}" (HTTP 404 from ${e.url})`, 'check --revision, and HF_ENDPOINT / --endpoint if you use a mirror');
   return new RagtrailError(`HTTP ${e.status} for ${file.path} from ${e.url}`, 'the server is failing; run the same command later and it resumes');
 }
 
@@ -430,8 +532,17 @@ interface ManifestEntry {
 }
 
 interface Manifest {
-  /** Per repository path: what was fetched, from where, and how it was checked. */
+  /** Per path under --out: what was fetched, from where, and how it was checked. */
   files: { [path: string]: ManifestEntry };
+  /** The Hub's listings of the folders listed sets read, per `repo@revision:folder`: later runs fetch and check the same files without asking again (--force asks again). */
+  listings?: { [key: string]: ListedFile[] };
+}
+
+interface ListedFile {
+  repoPath: string;
+  bytes: number;
+  sha256?: string;
+  gitSha1?: string;
 }
 
 const MANIFEST = 'ragtrail-download.json';
@@ -462,7 +573,7 @@ async function fetchOne(set: DownloadSet, file: HubFile, dest: string, url: stri
       }
       if (e instanceof InputError || e instanceof RagtrailError) throw e;
       const code = errCode(e);
-      if (!reached && code !== undefined && UNREACHABLE.has(code)) throw offlineError(ctx, code, set, o.out, url);
+      if (!reached && code !== undefined && UNREACHABLE.has(code)) throw offlineError(ctx, code, set, o.out, url, file);
       reached = true;
       if (e instanceof HttpStatusError && !(e.status === 408 || e.status === 429 || e.status >= 500)) throw statusError(e, file, o.revision, o.repo);
       if (firstResume === undefined && e instanceof BrokenTransfer) firstResume = 0;
@@ -488,6 +599,8 @@ async function fetchOne(set: DownloadSet, file: HubFile, dest: string, url: stri
     );
   };
   const meta = att.meta;
+  const pinned = file.listed ? "the one the Hub's file listing named" : `the one ragtrail pinned (commit ${file.pinnedAt})`;
+  const pinnedAs = file.listed ? "from the Hub's file listing" : `pinned at commit ${file.pinnedAt}`;
   const size = meta.size ?? file.bytes;
   if (size !== undefined && bytes !== size) await reject('size', `${size} bytes`, `${bytes} bytes`);
   // The Hub's own checksum wins; the pinned one covers servers that state none.
@@ -498,16 +611,21 @@ async function fetchOne(set: DownloadSet, file: HubFile, dest: string, url: stri
   if (kind === 'sha256') {
     sha256 = await hashFile(part, 'sha256', bytes);
     if (sha256 !== meta.etag!.toLowerCase()) await reject('sha256', meta.etag!, sha256);
-    if (file.sha256 && file.sha256 !== sha256) ctx.log(`${file.path}: the Hub's file differs from the one ragtrail pinned (commit ${file.pinnedAt}); checked against the Hub's sha256`);
+    if (file.sha256 && file.sha256 !== sha256) ctx.log(`${file.path}: the Hub's file differs from ${pinned}; checked against the Hub's sha256`);
     checkedBy = 'sha256';
   } else if (kind === 'git-sha1') {
     gitSha1 = await hashFile(part, 'git-sha1', bytes);
     if (gitSha1 !== meta.etag!.toLowerCase()) await reject('git blob sha1', meta.etag!, gitSha1);
+    if (file.gitSha1 && file.gitSha1 !== gitSha1) ctx.log(`${file.path}: the Hub's file differs from ${pinned}; checked against the Hub's git blob sha1`);
     checkedBy = 'git-sha1';
   } else if (file.sha256) {
     sha256 = await hashFile(part, 'sha256', bytes);
-    if (sha256 !== file.sha256) await reject('sha256', `${file.sha256} (pinned at commit ${file.pinnedAt})`, sha256);
+    if (sha256 !== file.sha256) await reject('sha256', `${file.sha256} (${pinnedAs})`, sha256);
     checkedBy = 'sha256';
+  } else if (file.gitSha1) {
+    gitSha1 = await hashFile(part, 'git-sha1', bytes);
+    if (gitSha1 !== file.gitSha1) await reject('git blob sha1', `${file.gitSha1} (${pinnedAs})`, gitSha1);
+    checkedBy = 'git-sha1';
   } else {
     ctx.log(`${file.path}: the server states no checksum; checked by size only`);
   }
@@ -516,20 +634,132 @@ async function fetchOne(set: DownloadSet, file: HubFile, dest: string, url: stri
   return { path: file.path, file: dest, bytes, status: 'downloaded', resumedFrom: firstResume ?? 0, attempts, checkedBy, sha256, gitSha1, commit: meta.commit };
 }
 
-/** Chooses the files of a set for the requested splits. */
-export function selectFiles(set: DownloadSet, splits?: string[]): HubFile[] {
-  if (!splits || splits.length === 0) return set.files.filter((f) => set.defaults.includes(f.split));
-  if (splits.includes('all')) return [...set.files];
-  const known = set.files.map((f) => f.split);
-  const unknown = splits.filter((s) => !known.includes(s));
-  if (unknown.length > 0) throw new InputError(`${set.name} has no split "${unknown[0]}"`, `its splits are ${known.join(', ')} (or all)`);
-  return set.files.filter((f) => splits.includes(f.split));
+/** The splits of a set: its named files' and its listing's. */
+function splitsOf(set: DownloadSet): string[] {
+  return [...new Set([...set.files.map((f) => f.split), ...(set.listing ? [set.listing.split] : [])])];
 }
 
-/** Downloads a dataset (or the wiki18 corpus) from FlashRAG's repository on the Hub into `opts.out`. */
+/** The splits to fetch of a set: the requested ones (`all` for every one), else the set's defaults. */
+export function selectSplits(set: DownloadSet, splits?: string[]): string[] {
+  const known = splitsOf(set);
+  if (!splits || splits.length === 0) return known.filter((s) => set.defaults.includes(s));
+  if (splits.includes('all')) return known;
+  const unknown = splits.filter((s) => !known.includes(s));
+  if (unknown.length > 0) throw new InputError(`${set.name} has no split "${unknown[0]}"`, `its splits are ${known.join(', ')} (or all)`);
+  return known.filter((s) => splits.includes(s));
+}
+
+/** Chooses the named files of a set for the requested splits (a listing's files are found when it downloads). */
+export function selectFiles(set: DownloadSet, splits?: string[]): HubFile[] {
+  const chosen = selectSplits(set, splits);
+  return set.files.filter((f) => chosen.includes(f.split));
+}
+
+/** The Hub's tree API entry of a file (the fields ragtrail reads). */
+interface TreeEntry {
+  type: string;
+  path: string;
+  size: number;
+  /** Git blob sha1. */
+  oid: string;
+  /** An LFS file's sha256 and size. */
+  lfs?: { oid: string; size: number };
+}
+
+function isTreeEntry(v: unknown): v is TreeEntry {
+  const e = v as TreeEntry;
+  return !!e && typeof e === 'object' && typeof e.type === 'string' && typeof e.path === 'string' && (e.type !== 'file' || (typeof e.size === 'number' && typeof e.oid === 'string'));
+}
+
+/**
+ * The files of a set's listed folder, from the Hub's tree API (following `Link: <…>; rel="next"`
+ * pages), each with the exact size and checksum the listing states: an LFS file's sha256, a plain
+ * file's git blob sha1. Retried like a file on 429/5xx and broken replies.
+ */
+async function listFolder(set: DownloadSet, listing: HubListing, endpoint: string, repo: string, revision: string, o: { retries: number; retryDelayMs: number; out: string }, ctx: Ctx): Promise<ListedFile[]> {
+  const first = hubTreeUrl(endpoint, repo, revision, listing.folder);
+  const entries: TreeEntry[] = [];
+  let next: string | undefined = first;
+  let reached = false;
+  let attempts = 0;
+  let delay = o.retryDelayMs;
+  while (next) {
+    const url: string = next;
+    try {
+      const { res } = await open(url, 0, ctx);
+      reached = true;
+      const status = res.statusCode ?? 0;
+      if (status !== 200) {
+        res.resume();
+        throw new HttpStatusError(status, url);
+      }
+      const chunks: Buffer[] = [];
+      for await (const chunk of res as AsyncIterable<Buffer>) chunks.push(chunk);
+      let page: unknown;
+      try {
+        page = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      } catch {
+        throw new RagtrailError(`${url}: the listing is not JSON`, 'check HF_ENDPOINT / --endpoint: a mirror must serve the Hub\'s /api/datasets/…/tree/… listing');
+      }
+      if (!Array.isArray(page) || !page.every(isTreeEntry)) throw new RagtrailError(`${url}: the listing is not a list of files and folders`, 'check HF_ENDPOINT / --endpoint: a mirror must serve the Hub\'s /api/datasets/…/tree/… listing');
+      entries.push(...page);
+      const link = header(res, 'link');
+      const more = link ? /<([^>]+)>\s*;\s*rel="?next"?/.exec(link)?.[1] : undefined;
+      next = more ? new URL(more, url).href : undefined;
+      attempts = 0;
+    } catch (e) {
+      if (e instanceof RagtrailError) throw e;
+      const code = errCode(e);
+      if (!reached && code !== undefined && UNREACHABLE.has(code)) throw offlineError(ctx, code, set, o.out, first);
+      reached = true;
+      if (e instanceof HttpStatusError) {
+        if (e.status === 401 || e.status === 403) throw new InputError(`HTTP ${e.status} for the listing of ${listing.folder}/ from ${e.url}`, 'the repository needs a Hugging Face token: set HF_TOKEN');
+        if (e.status === 404) throw new InputError(`${listing.folder}/ is not in ${repo} at revision "${revision}" (HTTP 404 from ${e.url})`, 'check --revision, and HF_ENDPOINT / --endpoint if you use a mirror');
+        if (!(e.status === 408 || e.status === 429 || e.status >= 500)) throw new RagtrailError(`HTTP ${e.status} for the listing of ${listing.folder}/ from ${e.url}`, 'the server is failing; run the same command later');
+      }
+      if (++attempts > o.retries) throw new RagtrailError(`the listing of ${listing.folder}/ in ${repo}: gave up after ${attempts} attempt${attempts === 1 ? '' : 's'} (${(e as Error).message})`, 'run the same command again later');
+      ctx.log(`listing ${listing.folder}/: ${(e as Error).message}; attempt ${attempts + 1} in ${(delay / 1000).toFixed(1)} s`);
+      await new Promise((r) => setTimeout(r, delay));
+      delay = Math.min(delay * 2, 30_000);
+    }
+  }
+  const prefix = `${listing.folder.replace(/\/+$/, '')}/`;
+  const files = entries
+    .filter((e) => e.type === 'file' && e.path.startsWith(prefix) && e.path.endsWith(listing.ext))
+    .map((e): ListedFile => ({ repoPath: e.path, bytes: e.lfs?.size ?? e.size, ...(e.lfs ? { sha256: e.lfs.oid.toLowerCase() } : { gitSha1: e.oid.toLowerCase() }) }))
+    .sort((a, b) => (a.repoPath < b.repoPath ? -1 : a.repoPath > b.repoPath ? 1 : 0));
+  if (files.length === 0) throw new InputError(`${repo} has no ${listing.ext} files in ${listing.folder}/ at revision "${revision}" (listing ${first})`, 'check --revision, and HF_ENDPOINT / --endpoint if you use a mirror');
+  return files;
+}
+
+/**
+ * Joins `parts` (in order) into `dest`, atomically, giving each part's last line the line break it
+ * may lack; `written` is false when `dest` is there and no part was fetched in this run.
+ */
+async function joinParts(parts: FileResult[], dest: string, rebuild: boolean): Promise<NonNullable<DownloadResult['joined']>> {
+  if (!rebuild && existsSync(dest)) return { file: dest, bytes: (await fs.stat(dest)).size, parts: parts.length, written: false };
+  const total = parts.reduce((n, p) => n + p.bytes + 1, 0);
+  await ensureSpace(join(dest, '..'), total, `joining ${parts.length} files into ${dest}`);
+  await writeFileAtomic(dest, async (out) => {
+    for (const p of parts) {
+      let last: number | undefined;
+      for await (const chunk of createReadStream(p.file, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
+        if (chunk.length === 0) continue;
+        last = chunk[chunk.length - 1];
+        if (!out.write(chunk)) await once(out, 'drain');
+      }
+      if (last !== undefined && last !== 0x0a && !out.write('\n')) await once(out, 'drain');
+    }
+  });
+  return { file: dest, bytes: (await fs.stat(dest)).size, parts: parts.length, written: true };
+}
+
+/** Downloads a set (a question set or a corpus) from its Hub repository into `opts.out`. */
 export async function download(name: string, opts: DownloadOptions): Promise<DownloadResult> {
   if (!Object.hasOwn(DOWNLOADS, name)) throw new InputError(`unknown download "${name}"`, `choose from ${DOWNLOAD_NAMES.join(', ')}`);
   const set: DownloadSet = DOWNLOADS[name as DownloadName];
+  if (set.build) throw new InputError(`${set.name} is ${set.build.why}`, `build it: ${set.build.how}`);
+  const splits = selectSplits(set, opts.splits);
   const files = selectFiles(set, opts.splits);
   const endpoint = (opts.endpoint ?? process.env['HF_ENDPOINT'] ?? DEFAULT_ENDPOINT).replace(/\/+$/, '');
   let origin: string;
@@ -539,8 +769,8 @@ export async function download(name: string, opts: DownloadOptions): Promise<Dow
   } catch {
     throw new InputError(`endpoint "${endpoint}" is not an http(s) URL`, 'set HF_ENDPOINT or --endpoint to e.g. https://huggingface.co');
   }
-  const revision = opts.revision ?? 'main';
-  const repo = opts.repo ?? FLASHRAG_REPO;
+  const revision = opts.revision ?? set.revision ?? 'main';
+  const repo = opts.repo ?? set.repo ?? FLASHRAG_REPO;
   const out = resolve(opts.out);
   const ctx: Ctx = {
     origin,
@@ -551,9 +781,24 @@ export async function download(name: string, opts: DownloadOptions): Promise<Dow
   };
   const o = { retries: opts.retries ?? 5, retryDelayMs: opts.retryDelayMs ?? 1000, revision, repo, out };
   await fs.mkdir(out, { recursive: true });
+  const listing = set.listing && splits.includes(set.listing.split) ? set.listing : undefined;
+  if (listing) {
+    // The listing is asked for once per output folder and kept in its manifest, so that a later run
+    // (a resumed one, or one on a machine gone offline with the files in place) fetches the same files.
+    const key = `${repo}@${revision}:${listing.folder}`;
+    let listed = opts.force ? undefined : readManifest(out).listings?.[key];
+    if (!listed) {
+      listed = await listFolder(set, listing, endpoint, repo, revision, o, ctx);
+      const fresh = readManifest(out);
+      fresh.listings = { ...fresh.listings, [key]: listed };
+      writeJsonAtomicSync(join(out, MANIFEST), fresh);
+    }
+    for (const l of listed) files.push({ path: `${listing.into}/${l.repoPath}`, repoPath: l.repoPath, split: listing.split, bytes: l.bytes, sha256: l.sha256, gitSha1: l.gitSha1, listed: true });
+  }
   const results: FileResult[] = [];
   for (const file of files) {
     const dest = join(out, file.path);
+    const source = hubUrl(endpoint, repo, revision, file.repoPath ?? file.path);
     const manifest = readManifest(out);
     let result: FileResult;
     if (!opts.force && existsSync(dest)) {
@@ -566,7 +811,7 @@ export async function download(name: string, opts: DownloadOptions): Promise<Dow
         const have = (await fs.stat(`${dest}.part`).catch(() => undefined))?.size ?? 0;
         await ensureSpace(out, file.bytes - have, `downloading ${file.path}`);
       }
-      result = await fetchOne(set, file, dest, hubUrl(endpoint, repo, revision, file.path), o, ctx);
+      result = await fetchOne(set, file, dest, source, o, ctx);
       const fresh = readManifest(out);
       fresh.files[file.path] = {
         bytes: result.bytes,
@@ -575,7 +820,7 @@ export async function download(name: string, opts: DownloadOptions): Promise<Dow
         gitSha1: result.gitSha1,
         commit: result.commit,
         revision,
-        source: hubUrl(endpoint, repo, revision, file.path),
+        source,
         at: new Date().toISOString(),
       };
       writeJsonAtomicSync(join(out, MANIFEST), fresh);
@@ -585,10 +830,16 @@ export async function download(name: string, opts: DownloadOptions): Promise<Dow
     }
     results.push(result);
   }
-  return { name: set.name as DownloadName, files: results, next: nextCommands(results), skippedSplits: set.files.filter((f) => !files.includes(f)) };
+  let joined: DownloadResult['joined'];
+  if (listing?.joinTo) {
+    const parts = results.filter((r) => files.find((f) => f.path === r.path)?.listed);
+    joined = await joinParts(parts, join(out, listing.joinTo), opts.force === true || parts.some((p) => p.status === 'downloaded'));
+  }
+  return { name: set.name as DownloadName, files: results, joined, next: nextCommands(results, joined), skippedSplits: set.files.filter((f) => !files.includes(f)) };
 }
 
-function nextCommands(files: FileResult[]): string[] {
+function nextCommands(files: FileResult[], joined?: DownloadResult['joined']): string[] {
+  if (joined) return [`ragtrail index build --corpus ${joined.file} --out INDEX`];
   const next: string[] = [];
   for (const f of files) {
     if (f.unpacked) {

@@ -230,7 +230,7 @@ describe('ragtrail download against a loopback Hub', () => {
   it('an unknown file or revision is a 404 naming the revision; an unknown split is refused before any request', async () => {
     await assert.rejects(download('hotpotqa', { ...quick(fresh()), splits: ['train'] }), (e: Error) => e instanceof InputError && /hotpotqa\/train\.jsonl is not in RUC-NLPIR\/FlashRAG_datasets at revision "main" \(HTTP 404/.test(e.message));
     await assert.rejects(download('hotpotqa', { ...quick(fresh()), splits: ['test'] }), /hotpotqa has no split "test" \(its splits are dev, train \(or all\)\)/);
-    await assert.rejects(download('squad', quick(fresh())), /unknown download "squad" \(choose from hotpotqa, 2wikimultihopqa, musique, bamboogle, popqa, nq, triviaqa, wiki18\)/);
+    await assert.rejects(download('squad', quick(fresh())), /unknown download "squad" \(choose from hotpotqa, 2wikimultihopqa, musique, bamboogle, popqa, nq, triviaqa, wiki18, medqa, textbooks, statpearls\)/);
   });
 
   it('honours HF_ENDPOINT', async () => {

@@ -2,8 +2,10 @@
  * A loopback stand-in for the Hugging Face Hub: `/datasets/{repo}/resolve/{rev}/{path}` answers a
  * plain file with 200 and its git blob sha1 as ETag, and an LFS file with a 302 to a second server
  * (the "CDN", another origin) carrying X-Linked-Etag (sha256), X-Linked-Size and X-Repo-Commit, as
- * the Hub does. Both honour `Range: bytes=N-`. Faults on demand: a connection dropped after K bytes,
- * a corrupted body, a server that states no checksum. Every request is logged.
+ * the Hub does. Both honour `Range: bytes=N-`. `/api/datasets/{repo}/tree/{rev}/{folder}` lists a
+ * folder as the Hub's tree API does (`{type, oid, size, path, lfs?: {oid, size, pointerSize}}`, pages
+ * linked by `Link: <…>; rel="next"`). Faults on demand: a connection dropped after K bytes, a corrupted
+ * body, a server that states no checksum, a failing listing. Every request is logged.
  */
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -41,6 +43,10 @@ export interface Hub {
   corrupt(path: string): void;
   /** Serve without any checksum header (a bare mirror). */
   noChecksum(path: string): void;
+  /** Tree listings in pages of `n` entries (default: one page). */
+  pageListings(n: number): void;
+  /** The next `times` listing requests answer `status`. */
+  failListing(status: number, times?: number): void;
   close(): Promise<void>;
 }
 
@@ -57,6 +63,8 @@ export async function startHub(fixtures: FixtureFile[], repo = 'RUC-NLPIR/FlashR
   const corrupted = new Set<string>();
   const bare = new Set<string>();
   const commit = 'c0ffee0000000000000000000000000000000001';
+  let pageSize = Infinity;
+  let listingFault = { status: 0, times: 0 };
 
   /** Sends `body` honouring Range, with the faults armed for `path`. */
   function serve(req: IncomingMessage, res: ServerResponse, path: string, headers: Record<string, string>): void {
@@ -113,9 +121,53 @@ export async function startHub(fixtures: FixtureFile[], repo = 'RUC-NLPIR/FlashR
   });
 
   const prefix = `/datasets/${repo}/resolve/`;
+  const treePrefix = `/api/datasets/${repo}/tree/`;
+  /** The tree API: the entries directly in `folder` (files and folders), sorted, `cursor` onwards. */
+  function listTree(res: ServerResponse, folder: string, cursor: number, self: string): void {
+    if (listingFault.times > 0) {
+      listingFault.times--;
+      res.writeHead(listingFault.status, { 'content-type': 'text/plain' }).end('listing failed');
+      return;
+    }
+    const dir = folder.replace(/\/+$/, '');
+    const under = [...files.values()].filter((f) => f.path.startsWith(`${dir}/`));
+    if (under.length === 0) {
+      res.writeHead(404, { 'x-error-code': 'EntryNotFound', 'content-type': 'application/json' }).end(JSON.stringify({ error: `${dir} does not exist` }));
+      return;
+    }
+    const entries = new Map<string, unknown>();
+    for (const f of under) {
+      const rest = f.path.slice(dir.length + 1);
+      if (rest.includes('/')) {
+        const sub = `${dir}/${rest.split('/')[0]}`;
+        entries.set(sub, { type: 'directory', oid: '0'.repeat(40), size: 0, path: sub });
+        continue;
+      }
+      if (f.lfs) {
+        const pointer = Buffer.from(`version https://git-lfs.github.com/spec/v1\noid sha256:${sha256(f.body)}\nsize ${f.body.length}\n`);
+        entries.set(f.path, { type: 'file', oid: gitSha1(pointer), size: f.body.length, path: f.path, lfs: { oid: sha256(f.body), size: f.body.length, pointerSize: pointer.length } });
+      } else {
+        entries.set(f.path, { type: 'file', oid: gitSha1(f.body), size: f.body.length, path: f.path });
+      }
+    }
+    const all = [...entries.keys()].sort().map((k) => entries.get(k));
+    const page = all.slice(cursor, cursor + pageSize);
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (cursor + pageSize < all.length) headers['link'] = `<${self}?cursor=${cursor + pageSize}>; rel="next"`;
+    res.writeHead(200, headers).end(JSON.stringify(page));
+  }
+
   const hub = await listen((req, res) => {
     log.push({ server: 'hub', url: req.url ?? '', range: req.headers.range, authorization: req.headers.authorization });
     const url = decodeURIComponent(req.url ?? '');
+    if (url.startsWith(treePrefix)) {
+      const [path, query] = url.split('?');
+      const rest = path!.slice(treePrefix.length);
+      const folder = rest.slice(rest.indexOf('/') + 1);
+      const cursor = Number(/(?:^|&)cursor=(\d+)/.exec(query ?? '')?.[1] ?? 0);
+      listTree(res, folder, cursor, `http://${req.headers.host}${(req.url ?? '').split('?')[0]}`);
+      return;
+    }
     if (!url.startsWith(prefix)) {
       res.writeHead(404).end('Repository not found');
       return;
@@ -148,6 +200,8 @@ export async function startHub(fixtures: FixtureFile[], repo = 'RUC-NLPIR/FlashR
     stallAfter: (path, bytes) => stalls.set(path, bytes),
     corrupt: (path) => corrupted.add(path),
     noChecksum: (path) => bare.add(path),
+    pageListings: (n) => (pageSize = n),
+    failListing: (status, times = 1) => (listingFault = { status, times }),
     close: async () => {
       for (const s of [hub.server, cdn.server]) {
         s.closeAllConnections();
