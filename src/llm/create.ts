@@ -1,6 +1,7 @@
 /**
  * LLM spec strings → a ready backend with the shared machinery around it:
- *   openai:<baseURL>#<model>     OpenAI-compatible server (chat; `mode: "completion"` for base models)
+ *   openai:<baseURL>#<model>     OpenAI-compatible server (chat; `mode: "completion"`, or the spec
+ *                                followed by " (completion)", for base models)
  *   llama:<model.gguf>           node-llama-cpp (optional dependency)
  * wrapped, from the outside in, as metered → cached → limited → backend, so that cache hits neither
  * wait for a slot nor count as spent tokens.
@@ -37,7 +38,12 @@ export type LLMBackendFactory = (rest: string, opts: LLMOptions) => LLM | Promis
 /** LLM backends by spec kind: `openai`, `llama`, and any registered with `registerLLMBackend`. */
 export const llmBackends = new Registry<LLMBackendFactory>('llm backend');
 
-llmBackends.register('openai', (rest, opts) => {
+llmBackends.register('openai', (spec, opts) => {
+  // "… (completion)" is how a completion-mode backend writes its spec, so that the spec re-creates it
+  // (a table row's --model, a run's recorded model): base models, Self-RAG's raw prompt format.
+  const completion = / \(completion\)$/.exec(spec);
+  const rest = completion ? spec.slice(0, completion.index) : spec;
+  if (completion) opts = { ...opts, mode: 'completion' };
   const hash = rest.lastIndexOf('#');
   if (hash < 0 || !/^(https?:\/\/|@)/.test(rest) || hash === rest.length - 1) {
     throw new InputError(`llm "openai:${rest}": expected openai:<baseURL>#<model>`, 'e.g. openai:http://127.0.0.1:8000/v1#Qwen2.5-7B-Instruct; several servers: openai:URL1,URL2#MODEL or openai:@FILE#MODEL');

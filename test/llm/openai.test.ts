@@ -131,6 +131,10 @@ describe('OpenAI-compatible backend', () => {
 
   it('parses specs and says what is wrong', async () => {
     assert.equal((await createBackend('openai:http://127.0.0.1:8000/v1#Qwen2.5-7B-Instruct')).spec, 'openai:http://127.0.0.1:8000/v1#Qwen2.5-7B-Instruct');
+    // A completion-mode backend's spec re-creates it.
+    const base = await createBackend('openai:http://127.0.0.1:8000/v1#selfrag/selfrag_llama2_7b (completion)');
+    assert.equal(base.spec, 'openai:http://127.0.0.1:8000/v1#selfrag/selfrag_llama2_7b (completion)');
+    assert.equal((base as OpenAICompatibleLLM).model, 'selfrag/selfrag_llama2_7b');
     await assert.rejects(createBackend('openai:127.0.0.1:8000#m'), /expected openai:<baseURL>#<model>/);
     await assert.rejects(createBackend('openai:http://x/v1#'), /expected openai:<baseURL>#<model>/);
     await assert.rejects(createBackend('gpt4'), (e: Error) => e instanceof InputError && /unknown llm "gpt4"/.test(e.message));
