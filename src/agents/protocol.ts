@@ -15,7 +15,7 @@ import { groundingQuote } from './gold.js';
 export const AGENT_NAMES = [
   'reasonrag', 'search-r1', 'direct', 'cot', 'rag', 'react', 'search-o1', 'research', 'prorag', 'arena', 'ircot', 'iter-retgen', 'self-ask',
   'search-r1-released', 'zerosearch', 'autorefine', 'r1-searcher', 're-search', 'adaptive-rag', 'skr', 'hiprag', 'sure', 'corag', 'simple-deep-searcher', 'arena-direct',
-  'auto-rag', 'o2-searcher', 'self-rag',
+  'auto-rag', 'o2-searcher', 'self-rag', 'flare',
 ] as const;
 /** A protocol name: a built-in one or one registered with `registerProtocol`. */
 export type AgentName = string;

@@ -26,13 +26,14 @@ import { simpleDeepSearcher } from './simple-deep-searcher.js';
 import { autoRag } from './auto-rag.js';
 import { o2Searcher } from './o2-searcher.js';
 import { selfRag } from './self-rag.js';
+import { flare } from './flare.js';
 
 /** The built-in protocols, by name. */
 export const PROTOCOLS = {
   reasonrag, 'search-r1': searchR1, direct, cot, rag, react, 'search-o1': searchO1, research, prorag, arena, ircot, 'iter-retgen': iterRetGen, 'self-ask': selfAsk,
   'search-r1-released': searchR1Released, zerosearch: zeroSearch, autorefine: autoRefine, 'r1-searcher': r1Searcher, 're-search': reSearch,
   'adaptive-rag': adaptiveRagProtocol, skr: skrProtocol, hiprag, sure, corag, 'simple-deep-searcher': simpleDeepSearcher, 'arena-direct': arenaDirect,
-  'auto-rag': autoRag, 'o2-searcher': o2Searcher, 'self-rag': selfRag,
+  'auto-rag': autoRag, 'o2-searcher': o2Searcher, 'self-rag': selfRag, flare,
 } as const;
 
 /** The protocol table (built-ins and registered ones); `get` throws an InputError listing the names. */

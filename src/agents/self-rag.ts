@@ -151,7 +151,7 @@ function checkDecoded(top: Record<string, number> | undefined, expected: readonl
   if (expected.some((t) => reflectionLogprob(top, t) !== ABSENT_LOGPROB)) return;
   throw new InputError(
     `self-rag: none of ${expected.join(', ')} is among the top log-probabilities, which hold an empty token string: the server decodes Self-RAG's special tokens as ""`,
-    'have it keep special tokens when decoding (vLLM: "skip_special_tokens": false in the request body, e.g. the openai backend\'s extraBody)',
+    `have it keep special tokens when decoding (vLLM: --llm-body '{"skip_special_tokens": false}')`,
   );
 }
 

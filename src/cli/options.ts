@@ -33,6 +33,18 @@ export function choiceArg<T extends string>(choices: readonly T[] | (() => reado
 /** The dataset flags of `score` and `corpus`, for loadDataset's error hints. */
 export const DATASET_FLAGS = { format: '--dataset-format', skipInvalid: '--skip-invalid' } as const;
 
+/** A flag whose value is a JSON object (`--llm-body '{"top_k": 20}'`). */
+export function jsonObjectArg(value: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    throw new InvalidArgumentError(`not JSON: ${value} (write an object, e.g. '{"skip_special_tokens": false}')`);
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new InvalidArgumentError(`expected a JSON object, e.g. '{"skip_special_tokens": false}'`);
+  return parsed as Record<string, unknown>;
+}
+
 export function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }

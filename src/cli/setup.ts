@@ -17,7 +17,7 @@ import { createLLM, LLM_SPEC_HELP, type LLMOptions } from '../llm/create.js';
 import type { MeteredLLM } from '../llm/middleware.js';
 import { openRetriever, type SearchMethod } from '../retrieval/index-dir.js';
 import type { Retriever } from '../retrieval/types.js';
-import { choiceArg, DATASET_FLAGS, intArg, numberArg } from './options.js';
+import { choiceArg, DATASET_FLAGS, intArg, jsonObjectArg, numberArg } from './options.js';
 
 export interface AgentOpts {
   agent: string;
@@ -43,6 +43,8 @@ export interface AgentOpts {
   competence: number;
   apiKey?: string;
   llmMode: 'chat' | 'completion';
+  /** `--llm-body JSON`: extra request-body fields for an OpenAI-compatible server. */
+  llmBody?: Record<string, unknown>;
   maxTokens?: number;
   timeout: number;
   cacheDir: string;
@@ -97,6 +99,7 @@ export function addAgentOptions(cmd: Command, defaults: { agent: string; concurr
     .option('--competence <c>', 'sim policy: probability of taking the gold step', numberArg(0, 1), 0.7)
     .option('--api-key <key>', 'API key (default: $OPENAI_API_KEY)')
     .option('--llm-mode <mode>', 'chat (/chat/completions) or completion (/completions, for base models)', choiceArg(['chat', 'completion'] as const), 'chat')
+    .option('--llm-body <json>', 'extra fields for every request body of an openai: server, as a JSON object, e.g. \'{"skip_special_tokens": false}\' (part of the cache key)', jsonObjectArg)
     .option('--max-tokens <n>', "completion budget per call (default: the protocol's)", intArg(1))
     .option('--timeout <seconds>', 'per-request timeout', numberArg(1, 86_400), 120)
     .option('--cache-dir <dir>', 'on-disk response cache shared by runs', '.ragtrail-cache')
@@ -137,6 +140,7 @@ export function llmOptions(opts: AgentOpts): LLMOptions {
   return {
     apiKey: opts.apiKey,
     mode: opts.llmMode,
+    ...(opts.llmBody && { extraBody: opts.llmBody }),
     timeoutMs: opts.timeout * 1000,
     concurrency: opts.llmConcurrency ?? opts.concurrency,
     cacheDir: opts.cache ? opts.cacheDir : undefined,

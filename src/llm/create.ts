@@ -11,7 +11,7 @@ import { InputError } from '../core/errors.js';
 import { type RegisterOptions, Registry, splitSpec } from '../core/registry.js';
 import { KvStore } from '../core/kvstore.js';
 import { Limiter } from '../core/limiter.js';
-import { type CacheMode, CachedLLM, LimitedLLM, MeteredLLM, type Prices } from './middleware.js';
+import { type CacheMode, CachedLLM, canonical, LimitedLLM, MeteredLLM, type Prices } from './middleware.js';
 import { EndpointPoolLLM, parseEndpointList } from './endpoints.js';
 import { OpenAICompatibleLLM, type OpenAIOptions } from './openai.js';
 import type { LLM } from './types.js';
@@ -74,7 +74,9 @@ export async function createBackend(spec: string, opts: LLMOptions = {}): Promis
 /** Wraps a backend with cache, limiter and meter. */
 export function withMachinery(backend: LLM, opts: LLMOptions = {}): MeteredLLM {
   let llm: LLM = new LimitedLLM(backend, new Limiter(opts.concurrency ?? 8));
-  if (opts.cacheDir && opts.cacheMode !== 'off') llm = new CachedLLM(llm, KvStore.open(join(opts.cacheDir, 'llm-cache.jsonl')), opts.cacheMode);
+  // Extra body fields change the replies: they are part of the cache key.
+  const salt = opts.extraBody && Object.keys(opts.extraBody).length ? canonical(opts.extraBody) : undefined;
+  if (opts.cacheDir && opts.cacheMode !== 'off') llm = new CachedLLM(llm, KvStore.open(join(opts.cacheDir, 'llm-cache.jsonl')), opts.cacheMode, salt);
   return new MeteredLLM(llm, opts.prices);
 }
 

@@ -12,7 +12,7 @@ import type { EndpointUsage, GenerateRequest, GenerateResult, LLM } from './type
 /** Which requests the cache may answer: deterministic ones (temperature 0 or a seed), all, or none. */
 export type CacheMode = 'deterministic' | 'all' | 'off';
 
-function canonical(value: unknown): string {
+export function canonical(value: unknown): string {
   // JSON with sorted keys, so that key order never changes a cache key.
   return JSON.stringify(value, (_k, v: unknown) =>
     v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b))) : v,
@@ -38,10 +38,12 @@ export class CachedLLM implements LLM {
   hits = 0;
   misses = 0;
 
+  /** `salt`: what else decides a reply besides the spec and the request (the extra body fields a server is sent). */
   constructor(
     private readonly inner: LLM,
     readonly store: KvStore,
     private readonly mode: CacheMode = 'deterministic',
+    private readonly salt?: string,
   ) {
     this.spec = inner.spec;
   }
@@ -50,7 +52,7 @@ export class CachedLLM implements LLM {
   async generate(req: GenerateRequest): Promise<GenerateResult> {
     const cacheable = this.mode === 'all' || (this.mode === 'deterministic' && isDeterministic(req));
     if (!cacheable) return this.inner.generate(req);
-    const key = requestKey(this.spec, req);
+    const key = requestKey(this.salt ? `${this.spec} ${this.salt}` : this.spec, req);
     const hit = this.store.get<GenerateResult>(key);
     if (hit) {
       this.hits++;

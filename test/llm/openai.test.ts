@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { jsonObjectArg } from '../../src/cli/options.js';
 import { InputError } from '../../src/core/errors.js';
 import { KvStore } from '../../src/core/kvstore.js';
 import { createBackend, createLLM } from '../../src/llm/create.js';
@@ -127,6 +128,24 @@ describe('OpenAI-compatible backend', () => {
       await fake.close();
     }
     assert.deepEqual(cutAtStop({ text: 'ab</s>cd', finishReason: 'stop', logprobs: { tokens: ['ab', '</s>', 'cd'], logprobs: [-1, -2, -3] } }, ['</s>']).logprobs, { tokens: ['ab'], logprobs: [-1] });
+  });
+
+  it('sends --llm-body fields with every request, and keys the cache by them', async () => {
+    const fake = await startFakeOpenAI((r) => `skip=${String(r.body['skip_special_tokens'])}`);
+    try {
+      const cacheDir = join(tmp.dir, 'cache-body');
+      const ask = async (extraBody?: Record<string, unknown>) => (await (await createLLM(`openai:${fake.url}#m`, { cacheDir, ...(extraBody && { extraBody }), ...fastRetry })).generate({ prompt: 'x', temperature: 0 })).choices[0]!.text;
+      assert.equal(await ask({ skip_special_tokens: false }), 'skip=false');
+      // The same request without the field is another cache entry, not the reply above.
+      assert.equal(await ask(), 'skip=undefined');
+      assert.equal(await ask({ skip_special_tokens: false }), 'skip=false');
+      assert.equal(fake.requests.length, 2);
+    } finally {
+      await fake.close();
+    }
+    assert.deepEqual(jsonObjectArg('{"top_k": 20}'), { top_k: 20 });
+    assert.throws(() => jsonObjectArg('top_k=20'), /not JSON: top_k=20/);
+    assert.throws(() => jsonObjectArg('[1]'), /expected a JSON object/);
   });
 
   it('parses specs and says what is wrong', async () => {
