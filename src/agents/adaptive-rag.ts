@@ -11,7 +11,7 @@
 import type { LLM } from '../llm/types.js';
 import { ircot } from './ircot.js';
 import { direct, rag } from './rag-gym.js';
-import { routedProtocol } from './router.js';
+import { type RoutedProtocol, routedProtocol } from './router.js';
 
 const DECIDE = `Judge how much looking up this question needs, and reply with one letter only:
 A: it can be answered from general knowledge, without looking anything up;
@@ -19,16 +19,17 @@ B: one lookup is enough;
 C: it needs several lookups, each building on the last.`;
 
 /** Adaptive-RAG with a classifier of your own (default: the agent's model). */
-export function adaptiveRag(opts: { classifier?: LLM } = {}) {
-  return routedProtocol({
+export function adaptiveRag(opts: { classifier?: LLM } = {}): RoutedProtocol {
+  const routed = routedProtocol({
     name: 'adaptive-rag',
-    description: 'Adaptive-RAG: a complexity label (A/B/C) routes each question to direct, rag (one search) or ircot (multi-step)',
+    description: 'Adaptive-RAG: a complexity label (A/B/C) routes each question to direct, rag (one search) or ircot (multi-step); the classifier is --aux-llm (default: the agent\'s model)',
     routes: { A: direct, B: rag, C: ircot },
     fallback: 'C',
     decide: (q) => [{ role: 'user', content: `${DECIDE}\n\nQuestion: ${q.question}\nLabel:` }],
     read: (text) => /\b([ABC])\b/.exec(text.toUpperCase())?.[1],
     ...(opts.classifier && { classifier: opts.classifier }),
   });
+  return { ...routed, withAux: (aux) => adaptiveRag({ classifier: aux }) };
 }
 
 export const adaptiveRagProtocol = adaptiveRag();

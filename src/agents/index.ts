@@ -7,6 +7,10 @@
 export { adaptiveRag } from './adaptive-rag.js';
 export { skr } from './skr.js';
 export { type SelfRagOptions, selfRagProtocol } from './self-rag.js';
+export { compressedRag } from './compressed-rag.js';
+export { recompAbstractive, recompExtractive } from './recomp.js';
+export { longLlmLingua } from './longllmlingua.js';
+export { selectiveContext } from './selective-context.js';
 export { type RoutedProtocol, routedProtocol, type RouterSpec } from './router.js';
 export { AGENT_NAMES, type AgentName, type Protocol, type ProtocolDefaults, type RenderOptions, type TemplateField, type TemplateFill, type TemplateHooks, type TemplateKind, firstTag, formatDocs, invalid, tagContent } from './protocol.js';
 export { checkPromptTemplate, fillTemplate, loadPromptTemplate, parsePromptTemplate, placeholders, type PromptTemplate, templateFields, type TemplateSection, usePromptTemplate, withPromptTemplate } from './prompt-template.js';

@@ -15,7 +15,7 @@ import { groundingQuote } from './gold.js';
 export const AGENT_NAMES = [
   'reasonrag', 'search-r1', 'direct', 'cot', 'rag', 'react', 'search-o1', 'research', 'prorag', 'arena', 'ircot', 'iter-retgen', 'self-ask',
   'search-r1-released', 'zerosearch', 'autorefine', 'r1-searcher', 're-search', 'adaptive-rag', 'skr', 'hiprag', 'sure', 'corag', 'simple-deep-searcher', 'arena-direct',
-  'auto-rag', 'o2-searcher', 'self-rag', 'flare',
+  'auto-rag', 'o2-searcher', 'self-rag', 'flare', 'recomp', 'recomp-extractive', 'longllmlingua', 'selective-context',
 ] as const;
 /** A protocol name: a built-in one or one registered with `registerProtocol`. */
 export type AgentName = string;
@@ -72,6 +72,12 @@ export interface Protocol {
   format(action: Action, state: State): string;
   /** What a `--prompt-template FILE` may replace, and the values of its placeholders (agents/prompt-template). */
   template?: TemplateHooks;
+  /**
+   * For protocols that use a second model of their own — a compressor's scorer or summariser, a router's
+   * classifier — the same protocol with `aux` as that model (`--aux-llm SPEC`); without it they ask the
+   * agent's own model. Its calls are not counted in the steps' usage.
+   */
+  withAux?(aux: LLM): Protocol;
 }
 
 /** One placeholder of a prompt template. */

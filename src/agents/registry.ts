@@ -27,6 +27,9 @@ import { autoRag } from './auto-rag.js';
 import { o2Searcher } from './o2-searcher.js';
 import { selfRag } from './self-rag.js';
 import { flare } from './flare.js';
+import { longLlmLinguaProtocol } from './longllmlingua.js';
+import { recompExtractiveProtocol, recompProtocol } from './recomp.js';
+import { selectiveContextProtocol } from './selective-context.js';
 
 /** The built-in protocols, by name. */
 export const PROTOCOLS = {
@@ -34,6 +37,7 @@ export const PROTOCOLS = {
   'search-r1-released': searchR1Released, zerosearch: zeroSearch, autorefine: autoRefine, 'r1-searcher': r1Searcher, 're-search': reSearch,
   'adaptive-rag': adaptiveRagProtocol, skr: skrProtocol, hiprag, sure, corag, 'simple-deep-searcher': simpleDeepSearcher, 'arena-direct': arenaDirect,
   'auto-rag': autoRag, 'o2-searcher': o2Searcher, 'self-rag': selfRag, flare,
+  recomp: recompProtocol, 'recomp-extractive': recompExtractiveProtocol, longllmlingua: longLlmLinguaProtocol, 'selective-context': selectiveContextProtocol,
 } as const;
 
 /** The protocol table (built-ins and registered ones); `get` throws an InputError listing the names. */

@@ -30,6 +30,7 @@ interface EvalOpts {
   valPart?: 'train' | 'val';
   agent: string[];
   llm?: string;
+  auxLlm?: string;
   policy?: string;
   competence?: number;
   select: string;
@@ -58,7 +59,7 @@ function configFromFlags(o: EvalOpts): EvalConfig {
   for (const a of agents) getProtocol(a);
   const selects = o.select.split(',').map((s) => s.trim()) as SelectMethod[];
   for (const s of selects) if (!['greedy', 'prm', 'vote', 'orm'].includes(s)) throw new InputError(`--select: unknown method "${s}"`, 'use greedy, prm, vote and/or orm, comma-separated');
-  const systems = agents.flatMap((agent) => selects.map((select) => ({ name: `${agent}-${select}`, agent, select, llm: o.llm, policy: o.policy, competence: o.competence, prm: o.prm, n: o.n, prmCandidates: o.prmCandidates, prmInput: o.prmInput })));
+  const systems = agents.flatMap((agent) => selects.map((select) => ({ name: `${agent}-${select}`, agent, select, llm: o.llm, ...(o.auxLlm && getProtocol(agent).withAux && { auxLlm: o.auxLlm }), policy: o.policy, competence: o.competence, prm: o.prm, n: o.n, prmCandidates: o.prmCandidates, prmInput: o.prmInput })));
   return {
     index: o.index,
     out: o.out,
@@ -105,6 +106,7 @@ export function registerEval(program: Command): void {
     .option('--agent <name>', 'without --config: an agent protocol (repeatable)', collect, [])
     .option('--prompt-template <file>', `${PROMPT_TEMPLATE_HELP}; applies to every agent of the run`)
     .option('--llm <spec>', `without --config: the model, ${LLM_SPEC_HELP}`)
+    .option('--aux-llm <spec>', "without --config: the second model of the agents that use one (recomp, longllmlingua, selective-context, adaptive-rag); the others ignore it")
     .option('--policy <spec>', `without --config, instead of --llm: ${POLICY_SPEC_HELP}`, policyArg)
     .option('--competence <c>', 'sim competence', numberArg(0, 1))
     .option('--select <list>', 'without --config: selection methods, comma-separated (greedy,prm,vote,orm)', 'greedy')

@@ -17,6 +17,7 @@ interface TableOpts {
   index?: string;
   out?: string;
   model: string[];
+  aux: string[];
   prm?: string;
   limit?: number;
 }
@@ -32,24 +33,30 @@ export function registerPaperTable(program: Command): void {
     .option('--index <dir|url>', 'the index the agents search (the paper\'s corpus)')
     .option('--out <dir>', 'output folder (runs resume)')
     .option('--model <name=spec>', 'a served checkpoint for a row that needs one, e.g. "Search-R1=openai:http://127.0.0.1:8001/v1#SearchR1" (repeatable)', collect, [])
+    .option('--aux <name=spec>', "a row's second model, where the paper used one (RECOMP's compressor, LongLLMLingua's and Selective-Context's scorer, Adaptive-RAG's classifier); without it the row's own model does that work (repeatable)", collect, [])
     .option('--prm <spec>', `the reward model of rows that select by one: ${PRM_SPEC_HELP}`)
     .option('--limit <n>', "at most N questions per benchmark (a quick look; default: the paper's selection)", intArg(1))
     .action(async (o: TableOpts) => {
       const { table } = loadPaperTable(o.recipe);
       if (o.list) {
         console.log(`${table.paper}, ${table.table}; backbone ${table.backbone}; benchmarks: ${table.datasets.map((d) => d.name).join(', ')}`);
-        console.log(formatTable(['row', 'agent', 'runs'], table.systems.map((s) => [s.name, s.agent ?? '–', s.missing ? `not yet: ${s.missing}` : s.checkpoint ? `with --model (${s.checkpoint})` : 'with --llm'])));
+        console.log(formatTable(['row', 'agent', 'runs'], table.systems.map((s) => [s.name, s.agent ?? '–', s.missing ? `not yet: ${s.missing}` : `${s.checkpoint ? `with --model (${s.checkpoint})` : 'with --llm'}${s.aux ? `; --aux for its ${s.aux}` : ''}`])));
         console.log(`offline: ${table.offline}`);
         return;
       }
       if (!o.llm || !o.data || !o.index || !o.out) throw new InputError('ragtrail table needs --llm, --data, --index and --out (or --list)', `e.g. ragtrail table --recipe ${table.name} --llm openai:http://127.0.0.1:8000/v1#${table.backbone} --data data --index wiki18-index --out table-${table.name}`);
-      const models: Record<string, string> = {};
-      for (const m of o.model) {
-        const eq = m.indexOf('=');
-        if (eq <= 0) throw new InputError(`--model "${m}": expected NAME=SPEC`, 'e.g. --model "Search-R1=openai:http://127.0.0.1:8001/v1#SearchR1"');
-        models[m.slice(0, eq)] = m.slice(eq + 1);
-      }
-      const { config, notRun } = buildTableEval(table, { llm: o.llm, data: resolve(o.data), index: o.index, out: resolve(o.out), models, ...(o.prm && { prm: o.prm }), ...(o.limit && { limit: o.limit }) });
+      const byRow = (flag: string, values: string[], example: string) => {
+        const out: Record<string, string> = {};
+        for (const m of values) {
+          const eq = m.indexOf('=');
+          if (eq <= 0) throw new InputError(`${flag} "${m}": expected NAME=SPEC`, `e.g. ${flag} "${example}"`);
+          out[m.slice(0, eq)] = m.slice(eq + 1);
+        }
+        return out;
+      };
+      const models = byRow('--model', o.model, 'Search-R1=openai:http://127.0.0.1:8001/v1#SearchR1');
+      const auxModels = byRow('--aux', o.aux, 'Selective-Context=openai:http://127.0.0.1:8002/v1#gpt2');
+      const { config, notRun } = buildTableEval(table, { llm: o.llm, data: resolve(o.data), index: o.index, out: resolve(o.out), models, auxModels, ...(o.prm && { prm: o.prm }), ...(o.limit && { limit: o.limit }) });
       for (const r of notRun) console.error(`not run: ${r.name} — ${r.why}`);
       const t0 = performance.now();
       const results = await runEval(config);

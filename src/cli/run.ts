@@ -45,7 +45,7 @@ export function registerRun(program: Command): void {
       requireOptions(c, ['index', 'dataset', 'out']);
       ensureOutDir(opts.out!);
       if ((opts.select === 'prm' || opts.select === 'orm') && !opts.prm) throw new InputError(`--select ${opts.select} needs --prm SPEC`, `e.g. --prm runs/prm.json (${PRM_SPEC_HELP})`);
-      const { protocol, llm, retriever, env, policy, temperature, vote, outcome } = await setupAgent(opts, { select: opts.select, prm: opts.prm, n: opts.n, temperature: opts.temperature, prmCandidates: opts.prmCandidates, prmInput: opts.prmInput });
+      const { protocol, llm, aux, retriever, env, policy, temperature, vote, outcome } = await setupAgent(opts, { select: opts.select, prm: opts.prm, n: opts.n, temperature: opts.temperature, prmCandidates: opts.prmCandidates, prmInput: opts.prmInput });
       // The selection (limit, tail, sample, val part) applies before the shard, so that the shards partition that run.
       const questions = selectShard(await loadQuestions(opts.dataset!, opts), opts.shard);
       if (questions.length === 0) throw new InputError(`--shard ${shardLabel(opts.shard)}: no question of ${opts.dataset} falls in this shard`, 'use fewer shards');
@@ -76,6 +76,8 @@ export function registerRun(program: Command): void {
         ...(opts.select === 'prm' ? { prmCandidates: opts.prmCandidates, ...(opts.prmInput !== 'steps' && { prmInput: opts.prmInput }) } : {}),
         temperature,
         seed: opts.seed,
+        // Only when given: a run without a second model resumes as before.
+        ...(opts.auxLlm && { auxLlm: opts.auxLlm }),
       };
       const { summary, ran, skipped } = await runQuestions({
         outDir: opts.out!,
@@ -92,6 +94,7 @@ export function registerRun(program: Command): void {
         quiet: opts.quiet,
       });
       await llm?.close();
+      await aux?.close();
       await retriever.close?.();
       console.log(`${protocol.name} with ${policy.name} on ${opts.dataset}: ${ran} questions run, ${skipped} already done → ${opts.out}`);
       console.log(

@@ -6,7 +6,6 @@ import type { Question } from '../core/types.js';
 import { DATASET_FORMATS, type DatasetFormat, loadDataset, missingSplitHint } from '../corpus/dataset.js';
 import { describeSelection, needsAll, type QuestionSelection, selectionFromFlags, selectQuestions } from '../corpus/select.js';
 import type { Policy } from '../agents/policy.js';
-import type { Protocol } from '../agents/protocol.js';
 import { protocolNames } from '../agents/registry.js';
 import { simDataWarning } from '../agents/sim.js';
 import { getProtocol } from '../agents/registry.js';
@@ -43,6 +42,8 @@ export interface AgentOpts {
   competence: number;
   apiKey?: string;
   llmMode: 'chat' | 'completion';
+  /** `--aux-llm SPEC`: the agent's second model (Protocol.withAux). */
+  auxLlm?: string;
   /** `--llm-body JSON`: extra request-body fields for an OpenAI-compatible server. */
   llmBody?: Record<string, unknown>;
   maxTokens?: number;
@@ -99,6 +100,7 @@ export function addAgentOptions(cmd: Command, defaults: { agent: string; concurr
     .option('--competence <c>', 'sim policy: probability of taking the gold step', numberArg(0, 1), 0.7)
     .option('--api-key <key>', 'API key (default: $OPENAI_API_KEY)')
     .option('--llm-mode <mode>', 'chat (/chat/completions) or completion (/completions, for base models)', choiceArg(['chat', 'completion'] as const), 'chat')
+    .option('--aux-llm <spec>', "the agent's second model, for agents that use one: recomp's summariser, longllmlingua's and selective-context's scorer, adaptive-rag's classifier (default: the --llm model)")
     .option('--llm-body <json>', 'extra fields for every request body of an openai: server, as a JSON object, e.g. \'{"skip_special_tokens": false}\' (part of the cache key)', jsonObjectArg)
     .option('--max-tokens <n>', "completion budget per call (default: the protocol's)", intArg(1))
     .option('--timeout <seconds>', 'per-request timeout', numberArg(1, 86_400), 120)
@@ -153,25 +155,24 @@ export async function createModel(spec: string, opts: AgentOpts): Promise<Metere
 }
 
 export interface AgentSetup extends BuiltSystem {
-  protocol: Protocol;
   retriever: Retriever;
 }
 
 /** The agent of `run` / `annotate` from its flags: policy (with its selection method) and environment. */
 export async function setupAgent(opts: AgentOpts, selection: Pick<SystemSpec, 'select' | 'prm' | 'n' | 'temperature' | 'prmCandidates' | 'prmInput' | 'logprobs'> = {}): Promise<AgentSetup> {
   if (opts.promptTemplate) usePromptTemplate(opts.promptTemplate, [opts.agent]);
-  const protocol = getProtocol(opts.agent);
+  getProtocol(opts.agent);
   if (!opts.llm === !opts.policy) throw new InputError('give exactly one of --llm SPEC or --policy sim|oracle|gym:FILE', 'e.g. --llm openai:http://127.0.0.1:8000/v1#model, or --policy sim to run offline');
   const retriever = await openRetriever(opts.index!, { method: opts.retrieval, embedderOptions: { apiKey: opts.apiKey } });
   const built = await buildSystem(
     {
       agent: opts.agent, llm: opts.llm, policy: opts.policy, competence: opts.competence, maxTurns: opts.maxTurns, maxSearches: opts.maxSearches,
-      topK: opts.topK, maxTokens: opts.maxTokens, tracePrompts: opts.tracePrompts, ...selection,
+      topK: opts.topK, maxTokens: opts.maxTokens, tracePrompts: opts.tracePrompts, ...(opts.auxLlm && { auxLlm: opts.auxLlm }), ...selection,
     },
     retriever,
     llmOptions(opts),
   );
-  return { ...built, protocol, retriever };
+  return { ...built, retriever };
 }
 
 /** A warning, once on stderr, when the policy cannot do anything meaningful on these questions. */

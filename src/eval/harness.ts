@@ -57,6 +57,7 @@ const systemSchema = z
     maxTokens: intIn(1).optional(),
     tracePrompts: z.boolean().optional(),
     resumeKey: z.string().optional(),
+    auxLlm: z.string().optional(),
   })
   .strict();
 
@@ -228,6 +229,7 @@ export async function runEval(config: EvalConfig, log: EvalProgress = () => {}):
         quiet: true,
       });
       await built.llm?.close();
+      await built.aux?.close();
       // In dataset order: the file holds them in completion order, which concurrency makes vary from
       // run to run (and between one process and merged shards), and the bootstrap CIs depend on order.
       const rank = new Map(questions.map((q, i) => [q.id, i]));

@@ -27,6 +27,8 @@ const row = z
     n: z.number().int().positive().optional(),
     /** The checkpoint the row needs (a Hub id or a description): served by the user, `--model NAME=SPEC`. */
     checkpoint: z.string().optional(),
+    /** The row's second model in the paper (a compressor, a classifier): passed as `--aux NAME=SPEC`; without it the row's own model does that work. */
+    aux: z.string().optional(),
     /** Why ragtrail cannot run the row yet. */
     missing: z.string().optional(),
     note: z.string().optional(),
@@ -100,6 +102,8 @@ export interface TableRunOptions {
   limit?: number;
   /** The PRM of the rows that select by one (`select: prm`). */
   prm?: string;
+  /** Second models of the rows that use one (`aux`), by row name. */
+  auxModels?: Record<string, string>;
 }
 
 /** The eval config of a table's runnable rows, and the rows left out with the reason. */
@@ -120,8 +124,10 @@ export function buildTableEval(t: PaperTable, o: TableRunOptions): { config: Eva
       notRun.push({ name: s.name, why: `selects by a reward model: pass --prm SPEC` });
       continue;
     }
-    systems.push({ name: s.name, agent: s.agent!, llm, ...(s.select && { select: s.select }), ...(s.n && { n: s.n }), ...((s.select === 'prm' || s.select === 'orm') && { prm: o.prm }), ...(t.topK && { topK: t.topK }) });
+    const auxLlm = o.auxModels?.[s.name];
+    systems.push({ name: s.name, agent: s.agent!, llm, ...(auxLlm && { auxLlm }), ...(s.select && { select: s.select }), ...(s.n && { n: s.n }), ...((s.select === 'prm' || s.select === 'orm') && { prm: o.prm }), ...(t.topK && { topK: t.topK }) });
   }
+  for (const name of Object.keys(o.auxModels ?? {})) if (!t.systems.some((s) => s.name === name && s.aux)) throw new InputError(`--aux ${name}=…: the table has no row "${name}" with a second model`, `rows that have one: ${t.systems.filter((s) => s.aux).map((s) => s.name).join(', ') || 'none'}`);
   for (const name of Object.keys(o.models ?? {})) if (!t.systems.some((s) => s.name === name && s.checkpoint)) throw new InputError(`--model ${name}=…: the table has no row "${name}" that takes a checkpoint`, `rows that do: ${t.systems.filter((s) => s.checkpoint).map((s) => s.name).join(', ') || 'none'}`);
   if (systems.length === 0) throw new InputError(`table ${t.name}: no row can run`, 'pass --model for the rows that need a checkpoint');
   const datasets = t.datasets.map((d) => {

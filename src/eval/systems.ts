@@ -6,7 +6,8 @@
 import { InputError } from '../core/errors.js';
 import { createPolicy } from '../agents/policies.js';
 import { LlmPolicy, type Policy } from '../agents/policy.js';
-import { getProtocol } from '../agents/registry.js';
+import { getProtocol, protocolNames } from '../agents/registry.js';
+import type { Protocol } from '../agents/protocol.js';
 import { RagEnv } from '../env/env.js';
 import { createLLM, type LLMOptions } from '../llm/create.js';
 import type { MeteredLLM } from '../llm/middleware.js';
@@ -52,6 +53,8 @@ export interface SystemSpec {
   tracePrompts?: boolean;
   /** Ask the model for token log-probabilities (PUCT priors). */
   logprobs?: boolean;
+  /** The agent's second model, for protocols that use one (`Protocol.withAux`: a compressor's scorer, a router's classifier). */
+  auxLlm?: string;
   /** What identifies the system when a run resumes, instead of the spec (e.g. a checkpoint path when
    * the serving URL changes from one invocation to the next). */
   resumeKey?: string;
@@ -62,9 +65,13 @@ export interface SystemSpec {
  * when it has one, and the sampling settings.
  */
 export interface BuiltSystem {
+  /** The agent's protocol (with its second model when `auxLlm` gave one). */
+  protocol: Protocol;
   policy: Policy;
   env: RagEnv;
   llm?: MeteredLLM;
+  /** The agent's second model (`auxLlm`), when it has one: close it with `llm`. */
+  aux?: MeteredLLM;
   temperature: number;
   vote?: { n: number; temperature: number };
   /** select = orm: whole episodes scored by the ORM (`prm` names it). */
@@ -78,7 +85,13 @@ export interface BuiltSystem {
  */
 export async function buildSystem(spec: SystemSpec, retriever: Retriever, llmOptions: LLMOptions = {}): Promise<BuiltSystem> {
   if (!spec.llm === !spec.policy) throw new InputError('give exactly one of --llm SPEC or --policy sim|oracle|gym:FILE', 'e.g. --llm openai:http://127.0.0.1:8000/v1#model, or --policy sim to run offline');
-  const protocol = getProtocol(spec.agent);
+  let protocol = getProtocol(spec.agent);
+  let aux: MeteredLLM | undefined;
+  if (spec.auxLlm) {
+    if (!protocol.withAux) throw new InputError(`agent ${spec.agent} uses no second model: drop --aux-llm`, `agents that take one: ${protocolNames().filter((n) => getProtocol(n).withAux).join(', ')}`);
+    aux = await createLLM(spec.auxLlm, llmOptions);
+    protocol = protocol.withAux(aux);
+  }
   let llm: MeteredLLM | undefined;
   let policy: Policy;
   if (spec.llm) {
@@ -101,5 +114,5 @@ export async function buildSystem(spec: SystemSpec, retriever: Retriever, llmOpt
     if (!spec.prm) throw new InputError('--select orm needs --prm SPEC: the outcome reward model that scores each episode\'s final answer', PRM_SPEC_HELP);
     outcome = { n, temperature, orm: await createPrm(spec.prm, llmOptions, { input: spec.prmInput }) };
   }
-  return { policy, env, llm, temperature, vote: select === 'vote' ? { n, temperature } : undefined, ...(outcome && { outcome }) };
+  return { protocol, policy, env, llm, ...(aux && { aux }), temperature, vote: select === 'vote' ? { n, temperature } : undefined, ...(outcome && { outcome }) };
 }

@@ -99,6 +99,8 @@ describe('parse(format(action)) = action for every allowed action of every proto
             if (type === 'invalid') continue;
             // The fixed retrieval step of RAG and ARENA is the question itself, never parsed from text.
             if (type === 'search' && (name === 'rag' || name === 'arena' || name === 'arena-direct' || name === 'skr' || name === 'sure')) continue;
+            // So is any search a protocol takes itself (the compressors' rag).
+            if (type === 'search' && p.fixedAction?.(s)?.type === 'search') continue;
             // ReSearch's words for "no query" (None, null, n/a, no query) cannot be a query in its format.
             if (type === 'search' && name === 'research' && /^(none|null|n\/a|no query)$/i.test(text)) continue;
             // R1-Searcher reads a query without double quotes and with its whitespace collapsed (as its rollout does).

@@ -60,6 +60,29 @@ describe('ragtrail run', () => {
     }
   });
 
+  it('--aux-llm gives a compressor its own scoring model: the echo requests go there, the answers to --llm', async () => {
+    const model = await startFakeOpenAI(() => 'The documents say so.\nAnswer: 1900');
+    const scorer = await startFakeOpenAI(() => 'x');
+    try {
+      const out = join(tmp.dir, 'aux-run');
+      const r = await ragtrailAsync('run', '--agent', 'selective-context', '--llm', `openai:${model.url}#reader`, '--aux-llm', `openai:${scorer.url}#gpt2`, '--index', index, '--dataset', join(world, 'questions.jsonl'), '--limit', '3', '--no-cache', '--out', out);
+      assert.equal(r.status, 0, r.stderr);
+      // The scorer saw only echo requests (one per sentence of the documents), on /completions; the reader only the answers.
+      assert.ok(scorer.requests.length >= 3 && scorer.requests.every((q) => q.path === '/v1/completions' && q.body['echo'] === true), JSON.stringify(scorer.requests.map((q) => q.path)));
+      assert.equal(model.requests.length, 3);
+      assert.ok(model.requests.every((q) => q.body['echo'] === undefined));
+      const ts = lines(join(out, 'trajectories.jsonl'));
+      assert.ok(ts.every((t) => t.prediction === '1900' && t.retrievalCount === 1));
+      assert.equal(JSON.parse(readFileSync(join(out, 'run.json'), 'utf8')).auxLlm, `openai:${scorer.url}#gpt2`);
+    } finally {
+      await model.close();
+      await scorer.close();
+    }
+    const bad = ragtrail('run', '--agent', 'rag', '--llm', 'openai:http://127.0.0.1:1/v1#m', '--aux-llm', 'openai:http://127.0.0.1:1/v1#m', '--index', index, '--dataset', join(world, 'questions.jsonl'), '--out', join(tmp.dir, 'aux-bad'));
+    assert.equal(bad.status, 2, bad.stderr);
+    assert.match(bad.stderr.trim(), /^ragtrail: agent rag uses no second model: drop --aux-llm \(agents that take one: [^\n]*selective-context[^\n]*\)$/);
+  });
+
   it('takes settings from --config, and rejects bad combinations with one line', () => {
     const cfg = join(tmp.dir, 'cfg.json');
     writeFileSync(cfg, JSON.stringify({ policy: 'oracle', index, dataset: join(world, 'questions.jsonl'), 'max-turns': 6, limit: 5 }));

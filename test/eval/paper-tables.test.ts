@@ -68,7 +68,23 @@ describe('buildTableEval', () => {
     assert.match(notRun.find((r) => r.name === 'ReSearch-7B')!.why, /needs its checkpoint \(ReSearch's released 7B checkpoint\): serve it and pass --model "ReSearch-7B=openai:URL#MODEL"/);
     assert.match(notRun.find((r) => r.name === 'Qwen-7B-SFT-direct')!.why, /^needs its checkpoint \(the backbone fine-tuned on `ragtrail arena-sft --mode direct` data/);
     assert.throws(() => buildTableEval(table, { llm: 'x', data: dataDir, index: 'i', out: 'o', models: { Nope: 's' } }), /--model Nope=…: the table has no row "Nope" that takes a checkpoint/);
+    assert.throws(() => buildTableEval(table, { llm: 'x', data: dataDir, index: 'i', out: 'o', auxModels: { 'SuRe-Qwen-7B': 's' } }), /--aux SuRe-Qwen-7B=…: the table has no row "SuRe-Qwen-7B" with a second model/);
     assert.throws(() => buildTableEval(loadPaperTable('reasonrag').table, { llm: 'x', data: dataDir, index: 'i', out: 'o' }), (e: unknown) => e instanceof InputError && /popqa\/test\.jsonl is missing \(ReasonRAG's PopQA\) \(ragtrail download popqa --split test --out /.test(e.message));
+  });
+});
+
+describe("ReasonRAG's table", () => {
+  it('every baseline row runs; a second model given with --aux goes to its row only', () => {
+    const dataDir = join(tmp.dir, 'data-rr');
+    for (const f of ['popqa/test.jsonl', 'hotpotqa/dev.jsonl', '2wikimultihopqa/dev.jsonl', 'bamboogle/test.jsonl', 'musique/dev.jsonl']) {
+      mkdirSync(join(dataDir, f, '..'), { recursive: true });
+      writeFileSync(join(dataDir, f), '');
+    }
+    const { table } = loadPaperTable('reasonrag');
+    assert.deepEqual(table.systems.filter((s) => s.missing).map((s) => s.name), []);
+    const { config } = buildTableEval(table, { llm: 'openai:http://h/v1#qwen', data: dataDir, index: 'idx', out: 'out', auxModels: { 'Selective-Context': 'openai:http://h3/v1#gpt2 (completion)' } });
+    assert.deepEqual(config.systems.filter((s) => s.auxLlm).map((s) => [s.name, s.agent, s.llm, s.auxLlm]), [['Selective-Context', 'selective-context', 'openai:http://h/v1#qwen', 'openai:http://h3/v1#gpt2 (completion)']]);
+    assert.deepEqual(config.systems.map((s) => s.agent), ['direct', 'rag', 'flare', 'adaptive-rag', 'iter-retgen', 'ircot', 'recomp', 'longllmlingua', 'selective-context', 'search-o1']);
   });
 });
 
