@@ -17,7 +17,7 @@ import type { Action, Message, RetrievedDoc, Step } from '../../src/core/traject
 import { RagEnv, type State } from '../../src/env/env.js';
 import { runEpisode } from '../../src/eval/run.js';
 import { ScriptedLLM } from '../../src/llm/scripted.js';
-import type { Hit, Retriever } from '../../src/retrieval/types.js';
+import { TableRetriever } from '../fixtures/table-retriever.js';
 
 const question = 'who founded the city where the founder of geometry lived?';
 const doc = (title: string, text: string, i: number): RetrievedDoc => ({ passageId: `${title}-${i}`, title, text, score: 1 });
@@ -197,27 +197,6 @@ describe('O²-Searcher: several <query>s in one <search>, "Search learnings: <le
 // ----------------------------------------------------------------------------- the environment and end to end
 
 const q1: Question = { id: 'q1', question: 'Where was the director of The Silent Harbor born?', answers: ['Oslo'] };
-const harbor: Hit = { passageId: 'p1', title: 'The Silent Harbor', text: 'The Silent Harbor is a 1971 film directed by Maren Tolvik.', score: 3 };
-const tolvik: Hit = { passageId: 'p2', title: 'Maren Tolvik', text: 'Maren Tolvik was born in Oslo in 1930.', score: 2 };
-const noise: Hit = { passageId: 'p3', title: 'Harbor Lights', text: 'Harbor Lights is a novel.', score: 1 };
-
-/** Answers a query by the first rule whose word it contains; records every query. */
-class TableRetriever implements Retriever {
-  readonly name = 'table';
-  readonly queries: string[] = [];
-  batches = 0;
-  async search(query: string, k: number): Promise<Hit[]> {
-    this.queries.push(query);
-    const hits = /Tolvik/.test(query) ? [tolvik, harbor] : /Harbor/.test(query) ? [harbor, noise] : [noise];
-    return hits.slice(0, k);
-  }
-  async searchBatch(queries: readonly string[], k: number): Promise<Hit[][]> {
-    this.batches++;
-    const out: Hit[][] = [];
-    for (const q of queries) out.push(await this.search(q, k));
-    return out;
-  }
-}
 
 describe('RagEnv: a search of several queries', () => {
   it('retrieves each query on its own, in order, and concatenates the documents (repeats kept) with their counts', async () => {

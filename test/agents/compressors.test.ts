@@ -19,26 +19,10 @@ import { runEpisode } from '../../src/eval/run.js';
 import { ScriptedLLM } from '../../src/llm/scripted.js';
 import type { Choice, GenerateRequest } from '../../src/llm/types.js';
 import type { EmbedKind, Embedder } from '../../src/retrieval/embedders/base.js';
-import type { Hit, Retriever } from '../../src/retrieval/types.js';
+import type { Hit } from '../../src/retrieval/types.js';
+import { harbor, noise, TableRetriever, tolvik } from '../fixtures/table-retriever.js';
 
 const question: Question = { id: 'q1', question: 'Where was the director of The Silent Harbor born?', answers: ['Oslo'] };
-const harbor: Hit = { passageId: 'p1', title: 'The Silent Harbor', text: 'The Silent Harbor is a 1971 film directed by Maren Tolvik.', score: 3 };
-const tolvik: Hit = { passageId: 'p2', title: 'Maren Tolvik', text: 'Maren Tolvik was born in Oslo in 1930.', score: 2 };
-const noise: Hit = { passageId: 'p3', title: 'Harbor Lights', text: 'Harbor Lights is a novel.', score: 1 };
-
-/** Returns a fixed list of hits for every query; records the queries. */
-class TableRetriever implements Retriever {
-  readonly name = 'table';
-  readonly queries: string[] = [];
-  constructor(private readonly hits: Hit[]) {}
-  async search(query: string, k: number): Promise<Hit[]> {
-    this.queries.push(query);
-    return this.hits.slice(0, k);
-  }
-  async searchBatch(queries: readonly string[], k: number): Promise<Hit[][]> {
-    return Promise.all(queries.map((q) => this.search(q, k)));
-  }
-}
 
 const ANSWER = 'Maren Tolvik directed it; she was born in Oslo.\nAnswer: Oslo';
 
@@ -49,7 +33,7 @@ function echo(tokens: readonly string[], info: readonly (number | null)[]): Choi
 
 /** Runs one episode of `p` with `llm` as the agent's model over `hits`; the answer call's user message too. */
 async function run(p: Protocol, llm: ScriptedLLM, hits: Hit[]) {
-  const retriever = new TableRetriever(hits);
+  const retriever = new TableRetriever(() => hits);
   const env = new RagEnv({ retriever, topK: hits.length, maxTurns: p.defaults.maxTurns, maxSearches: p.defaults.maxSearches });
   const t = await runEpisode(env, new LlmPolicy(p, llm), question);
   const chat = llm.requests.filter((r) => !r.echo && r.messages);
@@ -325,7 +309,7 @@ describe('compressed RAG', () => {
   it('compresses once per search step: a second proposal from the same state reuses the summary', async () => {
     const summarizer = new ScriptedLLM(['Born in Oslo.']);
     const p = recompAbstractive({ summarizer });
-    const env = new RagEnv({ retriever: new TableRetriever([tolvik]), topK: 1, maxTurns: 2, maxSearches: 1 });
+    const env = new RagEnv({ retriever: new TableRetriever(() => [tolvik]), topK: 1, maxTurns: 2, maxSearches: 1 });
     const policy = new LlmPolicy(p, new ScriptedLLM([ANSWER]));
     let state = env.reset(question);
     const [search] = await policy.propose(state);

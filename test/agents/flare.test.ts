@@ -16,26 +16,9 @@ import { RagEnv, type State } from '../../src/env/env.js';
 import { runEpisode } from '../../src/eval/run.js';
 import { ScriptedLLM, type ScriptOutput } from '../../src/llm/scripted.js';
 import type { Choice } from '../../src/llm/types.js';
-import type { Hit, Retriever } from '../../src/retrieval/types.js';
+import { harbor, TableRetriever } from '../fixtures/table-retriever.js';
 
 const question: Question = { id: 'q1', question: 'Where was the director of The Silent Harbor born?', answers: ['Oslo'] };
-const harbor: Hit = { passageId: 'p1', title: 'The Silent Harbor', text: 'The Silent Harbor is a 1971 film directed by Maren Tolvik.', score: 3 };
-const tolvik: Hit = { passageId: 'p2', title: 'Maren Tolvik', text: 'Maren Tolvik was born in Oslo in 1930.', score: 2 };
-const noise: Hit = { passageId: 'p3', title: 'Harbor Lights', text: 'Harbor Lights is a novel.', score: 1 };
-
-/** Answers a query by the first rule whose word it contains; records every query. */
-class TableRetriever implements Retriever {
-  readonly name = 'table';
-  readonly queries: string[] = [];
-  async search(query: string, k: number): Promise<Hit[]> {
-    this.queries.push(query);
-    const hits = /Tolvik/.test(query) ? [tolvik, harbor] : /Harbor/.test(query) ? [harbor, noise] : [noise];
-    return hits.slice(0, k);
-  }
-  async searchBatch(queries: readonly string[], k: number): Promise<Hit[][]> {
-    return Promise.all(queries.map((q) => this.search(q, k)));
-  }
-}
 
 /**
  * A generation with token log-probabilities: words and punctuation are the tokens (a leading space

@@ -17,7 +17,11 @@ import { RagEnv, type State } from '../../src/env/env.js';
 import { runEpisode } from '../../src/eval/run.js';
 import { ScriptedLLM } from '../../src/llm/scripted.js';
 import { type Choice, type GenerateRequest, messagesToPrompt } from '../../src/llm/types.js';
-import type { Hit, Retriever } from '../../src/retrieval/types.js';
+import type { Hit } from '../../src/retrieval/types.js';
+import { harbor, noise, TableRetriever, tolvik } from '../fixtures/table-retriever.js';
+
+/** The same three passages for every query, the best one second. */
+const allThree = () => [harbor, tolvik, noise];
 
 const question: Question = { id: 'q1', question: 'Where was Maren Tolvik born?', answers: ['Oslo'] };
 /**
@@ -25,22 +29,6 @@ const question: Question = { id: 'q1', question: 'Where was Maren Tolvik born?',
  * spec, and every scripted model here is "scripted:scripted") for the rest of its episodes.
  */
 const fresh = (): Question => ({ ...question });
-const harbor: Hit = { passageId: 'p1', title: 'The Silent Harbor', text: 'The Silent Harbor is a 1971 film directed by Maren Tolvik.', score: 3 };
-const tolvik: Hit = { passageId: 'p2', title: 'Maren Tolvik', text: 'Maren Tolvik was born in Oslo in 1930.', score: 2 };
-const noise: Hit = { passageId: 'p3', title: 'Harbor Lights', text: 'Harbor Lights is a novel.', score: 1 };
-
-/** Returns the same three passages for every query (the best one second); records every query. */
-class TableRetriever implements Retriever {
-  readonly name = 'table';
-  readonly queries: string[] = [];
-  async search(query: string, k: number): Promise<Hit[]> {
-    this.queries.push(query);
-    return [harbor, tolvik, noise].slice(0, k);
-  }
-  async searchBatch(queries: readonly string[], k: number): Promise<Hit[][]> {
-    return Promise.all(queries.map((q) => this.search(q, k)));
-  }
-}
 
 const ln = Math.log;
 /** A scripted greedy generation: its tokens with their log-probabilities, and the top alternatives at each position. */
@@ -84,7 +72,7 @@ function selfRagModel(decision: Choice, plain = 'Oslo[Utility:5]') {
 }
 
 async function run(llm: ScriptedLLM) {
-  const retriever = new TableRetriever();
+  const retriever = new TableRetriever(allThree);
   const env = new RagEnv({ retriever, topK: selfRag.defaults.topK, maxTurns: selfRag.defaults.maxTurns, maxSearches: selfRag.defaults.maxSearches });
   const t = await runEpisode(env, new LlmPolicy(selfRag, llm), fresh());
   return { t, queries: retriever.queries };
@@ -201,7 +189,7 @@ describe('Self-RAG (short-form)', () => {
   });
 
   it('a non-LLM policy (no decision) retrieves once with the question, then answers', async () => {
-    const retriever = new TableRetriever();
+    const retriever = new TableRetriever(allThree);
     const env = new RagEnv({ retriever, topK: 3, maxTurns: 2, maxSearches: 1 });
     const t = await runEpisode(env, new OraclePolicy(selfRag), fresh());
     assert.deepEqual(retriever.queries, [question.question]);
@@ -212,7 +200,7 @@ describe('Self-RAG (short-form)', () => {
   it("a --prompt-template replaces the instruction in every call, the model's turn stays the protocol's", async () => {
     const templated = withPromptTemplate(selfRag, parsePromptTemplate('@user\nQ: {question}', 't.txt'));
     const llm = new ScriptedLLM((req) => (req.maxTokens === 1 ? gen(['[Retrieval]'], [0.9], [{ '[Retrieval]': 0.9 }]) : onTolvik));
-    const env = new RagEnv({ retriever: new TableRetriever(), topK: 1, maxTurns: 2, maxSearches: 1 });
+    const env = new RagEnv({ retriever: new TableRetriever(allThree), topK: 1, maxTurns: 2, maxSearches: 1 });
     const t = await runEpisode(env, new LlmPolicy(templated, llm), fresh());
     assert.deepEqual(llm.requests.map(sent), ['Q: Where was Maren Tolvik born?\n', `Q: Where was Maren Tolvik born?\n${paragraph(harbor)}`]);
     assert.equal(t.prediction, 'Oslo');
@@ -225,14 +213,14 @@ describe('Self-RAG (short-form)', () => {
   it("mode always skips the decision call; mode never answers without searching", async () => {
     const always = selfRagProtocol({ mode: 'always' });
     const llm = new ScriptedLLM((req) => (sent(req) === PROMPT + paragraph(harbor) ? onHarbor : onTolvik));
-    const env = new RagEnv({ retriever: new TableRetriever(), topK: 2, maxTurns: 2, maxSearches: 1 });
+    const env = new RagEnv({ retriever: new TableRetriever(allThree), topK: 2, maxTurns: 2, maxSearches: 1 });
     const t = await runEpisode(env, new LlmPolicy(always, llm), fresh());
     assert.equal(llm.requests.length, 2);
     assert.equal(t.prediction, 'Oslo');
     assert.match(t.steps[0]!.summary!, /^Self-RAG: retrieval \(mode always\)\. /);
     const never = selfRagProtocol({ mode: 'never' });
     const llm2 = new ScriptedLLM(['Bergen']);
-    const t2 = await runEpisode(new RagEnv({ retriever: new TableRetriever(), topK: 2, maxTurns: 2, maxSearches: 1 }), new LlmPolicy(never, llm2), fresh());
+    const t2 = await runEpisode(new RagEnv({ retriever: new TableRetriever(allThree), topK: 2, maxTurns: 2, maxSearches: 1 }), new LlmPolicy(never, llm2), fresh());
     assert.deepEqual(llm2.requests.map(sent), [PROMPT + '[No Retrieval]']);
     assert.equal(t2.prediction, 'Bergen');
   });
