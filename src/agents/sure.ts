@@ -3,9 +3,10 @@
  * QA of LLMs"), a baseline of ARENA's table: retrieve once with the question; ask for K answer
  * candidates (K = 2, the paper's default); for each, a summary of the documents written to support that
  * candidate; then judge the summaries — each alone (does it support its candidate? 1 or 0) and in pairs
- * (which of two is the more informative? a win counts 1, a tie or an unreadable verdict ½ each) — and
- * answer with the candidate whose validity plus share of pairwise wins is highest (the first on a tie).
- * 1 + 3K + K(K−1)/2 model calls (6 for K = 2), all at temperature 0, made in `prepare`; the answer
+ * (which of two is the more informative? asked in both orders, as the authors' code does against a
+ * judge's position bias: a win counts 1 when the two verdicts agree or only one is readable, ½ each
+ * otherwise) — and answer with the candidate whose validity plus share of pairwise wins is highest (the
+ * first on a tie). 1 + 2K + K(K−1) model calls (7 for K = 2), all at temperature 0, made in `prepare`; the answer
  * step is then fixed. The search step's `summary` records the candidates, scores and choice. When no
  * candidate can be read, the model is asked for the answer directly over the documents (as `rag`).
  */
@@ -34,9 +35,12 @@ export function readCandidates(text: string, k = SURE_CANDIDATES): string[] {
   const out: string[] = [];
   for (const line of text.split('\n')) {
     const m = /^\s*(?:\(?[a-z1-9]\)|[1-9][.)]|-)\s*(.+?)\s*$/i.exec(line);
-    const c = m?.[1]?.trim();
-    if (c && !out.some((x) => x.toLowerCase() === c.toLowerCase())) out.push(c);
-    if (out.length === k) break;
+    // "(a) X, (b) Y" on one line (the form SuRe's own prompt asks for) holds several candidates.
+    for (const part of (m?.[1] ?? '').split(/[,;]?\s*\([b-j]\)\s*/i)) {
+      const c = part.trim().replace(/[,;.]+$/, '').trim();
+      if (c && !out.some((x) => x.toLowerCase() === c.toLowerCase())) out.push(c);
+      if (out.length === k) return out;
+    }
   }
   return out;
 }
@@ -63,9 +67,15 @@ async function runSure(state: State, search: Step, llm: LLM): Promise<SureRecord
   const wins = candidates.map(() => 0);
   for (let i = 0; i < candidates.length; i++) {
     for (let j = i + 1; j < candidates.length; j++) {
-      const v = /\b([12])\b/.exec(await ask(llm, `Question: ${q}\nSummary 1: ${summaries[i]}\nSummary 2: ${summaries[j]}\nWhich summary is more informative and better supports an answer to the question? Reply 1 or 2.`, 4))?.[1];
-      if (v === '1') wins[i]! += 1;
-      else if (v === '2') wins[j]! += 1;
+      const judge = async (a: number, b: number) => /\b([12])\b/.exec(await ask(llm, `Question: ${q}\nSummary 1: ${summaries[a]}\nSummary 2: ${summaries[b]}\nWhich summary is more informative and better supports an answer to the question? Reply 1 or 2.`, 4))?.[1];
+      // Both orders, against a judge's position bias (the authors' use_api_rank / postprocess_rank): a win
+      // when the two verdicts agree or only one is readable, ½ each otherwise.
+      const v1 = await judge(i, j);
+      const v2 = await judge(j, i);
+      const w1 = v1 === '1' ? i : v1 === '2' ? j : undefined;
+      const w2 = v2 === '1' ? j : v2 === '2' ? i : undefined;
+      const w = w1 !== undefined && w2 !== undefined ? (w1 === w2 ? w1 : undefined) : (w1 ?? w2);
+      if (w !== undefined) wins[w]! += 1;
       else {
         wins[i]! += 0.5;
         wins[j]! += 0.5;

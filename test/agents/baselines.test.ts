@@ -137,7 +137,7 @@ describe('Adaptive-RAG and SKR: one decision call routes the question', () => {
 });
 
 describe('SuRe', () => {
-  it('one search; K = 2 candidates, a summary each, validity and one pairwise verdict; the best candidate answers with no further call', async () => {
+  it('one search; K = 2 candidates, a summary each, validity and the pair judged in both orders; the best candidate answers with no further call', async () => {
     const { t, queries, user, requests } = await run('sure', [
       '(a) Oslo\n(b) Bergen',
       'Maren Tolvik, who directed the film, was born in Oslo.',
@@ -145,19 +145,21 @@ describe('SuRe', () => {
       'True',
       'False',
       '1',
+      '2',
     ]);
     assert.deepEqual(queries, [question.question]);
-    assert.equal(requests.length, 6);
+    assert.equal(requests.length, 7);
     assert.match(user[0]!, /Give 2 different short candidate answers[\s\S]*\(a\) <short answer>\n\(b\) <short answer>$/);
     assert.match(user[1]!, /supports the answer "Oslo"/);
     assert.match(user[2]!, /supports the answer "Bergen"/);
     assert.match(user[3]!, /^Question: .*\nProposed answer: Oslo\nSummary: Maren Tolvik, who directed/);
     assert.match(user[5]!, /Summary 1: Maren Tolvik[\s\S]*Summary 2: Nothing in the documents/);
+    assert.match(user[6]!, /Summary 1: Nothing in the documents[\s\S]*Summary 2: Maren Tolvik/);
     assert.ok(requests.every((r) => r.temperature === 0));
     assert.equal(t.prediction, 'Oslo');
     assert.equal(t.steps[0]!.summary, 'SuRe candidates: Oslo (validity 1, ranking 1); Bergen (validity 0, ranking 0); chosen: Oslo');
-    // The six calls are the answer step's cost (its usage and model time), though the step itself is fixed.
-    const script = ['(a) Oslo\n(b) Bergen', 'Maren Tolvik, who directed the film, was born in Oslo.', 'Nothing in the documents mentions Bergen.', 'True', 'False', '1'];
+    // The seven calls are the answer step's cost (its usage and model time), though the step itself is fixed.
+    const script = ['(a) Oslo\n(b) Bergen', 'Maren Tolvik, who directed the film, was born in Oslo.', 'Nothing in the documents mentions Bergen.', 'True', 'False', '1', '2'];
     const prompt = requests.reduce((n, r) => n + Math.ceil(JSON.stringify(r.messages).length / 4), 0);
     const completion = script.reduce((n, x) => n + Math.ceil(x.length / 4), 0);
     assert.deepEqual(t.steps[1]!.usage, { promptTokens: prompt, completionTokens: completion });
@@ -169,6 +171,16 @@ describe('SuRe', () => {
     assert.equal(sureChoice(['x', 'y'], [1, 1], [0, 1]), 'y');
     assert.equal(sureChoice(['x', 'y'], [1, 0], [0, 1]), 'x');
     assert.deepEqual(readCandidates('Candidates:\n(a) Oslo\n(b) oslo\nb) Bergen\n3. Paris'), ['Oslo', 'Bergen']);
+    // The one-line form SuRe's prompt asks for (FlashRAG's differential, probe "one line").
+    assert.deepEqual(readCandidates('(a) 1946, (b) 1975.'), ['1946', '1975']);
+  });
+
+  it('a judge that always names the first position wins each order once: the pair is a tie and validity decides', async () => {
+    // Both summaries judged valid; verdicts "1" then "1" (position bias): ½ each, so the first candidate keeps its tie-break.
+    const biased = await run('sure', ['(a) Bergen\n(b) Oslo', 'Bergen summary.', 'Oslo summary.', 'False', 'True', '1', '1']);
+    assert.equal(biased.requests.length, 7);
+    assert.equal(biased.t.steps[0]!.summary, 'SuRe candidates: Bergen (validity 0, ranking 0.5); Oslo (validity 1, ranking 0.5); chosen: Oslo');
+    assert.equal(biased.t.prediction, 'Oslo');
   });
 });
 
