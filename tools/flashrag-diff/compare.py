@@ -1,10 +1,13 @@
 """Per-method comparison tables from the servers' logs and both sides' outputs (markdown)."""
-import json, re, sys
-from collections import defaultdict
+import json, os, re, sys
+from collections import Counter, defaultdict
 QIDS = ["q1", "q2", "q3", "q4", "q5"]
+DECISION = ("rt-route-adaptive", "rt-route-skr")  # ragtrail's routing calls (FlashRAG's judger is no LLM call)
 
 def logs(tag, kind):
     out = defaultdict(list)
+    if not os.path.exists(f"logs/{tag}.{kind}.jsonl"):  # a run that made no request of that kind
+        return out
     for l in open(f"logs/{tag}.{kind}.jsonl"):
         r = json.loads(l); out[r["qid"]].append(r)
     return out
@@ -37,21 +40,24 @@ def pair(fr, rt, method):
         same_raw = fq == rq
         same_norm = [norm_q(x) for x in fq] == [norm_q(x) for x in rq]
         fdocs = [r["ids"] for r in fr_ret[q]]; rdocs = [r["ids"] for r in rt_ret[q]]
+        fc = [r for r in fl[q] if r.get("kind") not in DECISION]; rc = [r for r in rl[q] if r.get("kind") not in DECISION]
         rows.append(dict(q=q, fq=fq, rq=rq, same_raw=same_raw, same_norm=same_norm, same_docs=fdocs == rdocs,
-                         fc=len(fl[q]), rc=len(rl[q]), fev=any(r["evidence"][1] for r in fl[q]), rev=any(r["evidence"][1] for r in rl[q]), fa=fa[q][0], ra=ra[q][0], fem=fa[q][1], rem=ra[q][1]))
-        for k, v in (("fq", len(fq)), ("rq", len(rq)), ("fc", len(fl[q])), ("rc", len(rl[q])), ("fem", fa[q][1] or 0), ("rem", ra[q][1] or 0)):
+                         fc=len(fc), rc=len(rc), rdec=len(rl[q]) - len(rc), fev=any(r["evidence"][1] for r in fl[q]), rev=any(r["evidence"][1] for r in rl[q]), fa=fa[q][0], ra=ra[q][0], fem=fa[q][1], rem=ra[q][1]))
+        for k, v in (("fq", len(fq)), ("rq", len(rq)), ("fc", len(fc)), ("rc", len(rc)), ("rdec", len(rl[q]) - len(rc)), ("fem", fa[q][1] or 0), ("rem", ra[q][1] or 0)):
             tot[k] += v
     return rows, tot
 
 def summary(method, fr, rt):
     rows, tot = pair(fr, rt, method)
     print(f"\n#### {method}: `{fr}` vs `{rt}`\n")
+    if tot["rdec"]:
+        print(f"(model calls exclude ragtrail's routing decision, one per question: {tot['rdec']} in all; FlashRAG's judger is a stubbed classifier)\n")
     print("| q | retrieval queries FR/RT | same queries | LLM calls FR/RT | answer FR | answer RT | EM FR/RT | hop-2 doc seen FR/RT |")
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         same = "yes" if r["same_raw"] else ("yes mod 'Answer: '" if r["same_norm"] else "no")
         print(f"| {r['q']} | {len(r['fq'])}/{len(r['rq'])} | {same} | {r['fc']}/{r['rc']} | `{short(r['fa'], 40)}` | `{short(r['ra'], 40)}` | {r['fem']:g}/{r['rem']:g} | {'yn'[not r['fev']]}/{'yn'[not r['rev']]} |")
-    print(f"| all | {tot['fq']}/{tot['rq']} | {sum(r['same_raw'] for r in rows)}/5 ({sum(r['same_norm'] for r in rows)}/5 normalised) | {tot['fc']}/{tot['rc']} | | | {tot['fem']:g}/{tot['rem']:g} | |")
+    print(f"| all | {tot['fq']}/{tot['rq']} | {sum(r['same_raw'] for r in rows)}/5 ({sum(r['same_norm'] for r in rows)}/5 normalised) | {tot['fc']}/{tot['rc']} ({sum(r['fc'] == r['rc'] for r in rows)}/5 same) | | | {tot['fem']:g}/{tot['rem']:g} ({sum(r['fa'] == r['ra'] for r in rows)}/5 same) | |")
     return rows
 
 QTEXT = {json.loads(l)["id"]: json.loads(l)["question"] for l in open("fixtures/data.jsonl")}
@@ -60,14 +66,53 @@ def qshort(q, qid):
     t = QTEXT[qid]
     return "Q" + short(q[len(t):], 46) if q.startswith(t) else short(q, 46)
 
+def routes(fr, rt):
+    """Per question, the decision each side took: FlashRAG's (stubbed) judge_result, ragtrail's router reply."""
+    fj = {it["id"]: it.get("judge_result") for it in json.load(open(f"fr-out/{fr}.json"))["items"]}
+    rl = logs(rt, "llm")
+    rj = {q: next((r["text"] for r in rl[q] if r.get("kind") in DECISION), None) for q in QIDS}
+    return {q: f"{fj[q]} / {rj[q]}" for q in QIDS if rj[q] is not None}
+
 def appendix(method, fr, rt):
     rows, _ = pair(fr, rt, method)
-    print(f"\n**{method}** (`{fr}` / `{rt}`)\n")
+    rts = routes(fr, rt)
+    print(f"\n**{method}** (`{fr}` / `{rt}`{'; decision FlashRAG / ragtrail after the question' if rts else ''})\n")
     print("| q | side | queries (in order) | calls | answer |")
     print("|---|---|---|---|---|")
     for r in rows:
         for side, qs, c, a in (("FR", r["fq"], r["fc"], r["fa"]), ("RT", r["rq"], r["rc"], r["ra"])):
-            print(f"| {r['q']} | {side} | {' ⟶ '.join(qshort(x, r['q']) for x in qs)} | {c} | `{short(a, 50)}` |")
+            if side == "RT" and r["rdec"]:
+                c = f"{c} + {r['rdec']} decision"
+            q = f"{r['q']} ({rts[r['q']]})" if r["q"] in rts else r["q"]
+            print(f"| {q} | {side} | {' ⟶ '.join(qshort(x, r['q']) for x in qs) or '(none)'} | {c} | `{short(a, 50)}` |")
+
+def sure_detail(fr, rt):
+    """SuRe's candidates and scores on both sides (FlashRAG's output fields; ragtrail's search-step summary)."""
+    d = {it["id"]: it for it in json.load(open(f"fr-out/{fr}.json"))["items"]}
+    rts = {}
+    for l in open(f"rt-out/{rt}/trajectories.jsonl"):
+        t = json.loads(l)
+        rts[t["id"]] = next((s["summary"] for s in t["steps"] if s.get("summary")), "")
+    order = ["cand", "sum", "val", "rank", "rag"]
+
+    def kinds(tag, q):  # e.g. "cand×1 sum×2 val×2 rank×2"
+        n = Counter(str(r["kind"]).split("-")[-1] for r in logs(tag, "llm")[q])
+        return " ".join(f"{k}×{n[k]}" for k in sorted(n, key=lambda k: order.index(k) if k in order else 9))
+    print(f"\nSuRe per question (`{fr}` / `{rt}`): FlashRAG's candidates · validity · ranking scores, ragtrail's record, the calls by kind\n")
+    print("| q | FlashRAG | FR calls | ragtrail | RT calls |")
+    print("|---|---|---|---|---|")
+    for q in QIDS:
+        it = d[q]
+        fr_s = f"{it.get('candidates')} · {it.get('val_scores')} · {it.get('ranking_scores')} → `{it['pred']}`"
+        print(f"| {q} | {fr_s} | {kinds(fr, q)} | {short(rts[q], 200)} | {kinds(rt, q)} |")
+
+def fr_probe(tag):
+    """A FlashRAG-only probe: its answers, whether the second-hop passage reached the model, its error."""
+    d = json.load(open(f"fr-out/{tag}.json"))
+    L, R = logs(tag, "llm"), logs(tag, "ret")
+    ans = {it["id"]: it["pred"] for it in d["items"]}
+    print(f"\n`{tag}`: " + "; ".join(f"{q} `{short(str(ans.get(q)), 30)}` retrievals {len(R[q])}, calls {' '.join(r['kind'] for r in L[q]) or 0}, hop-2 doc seen {'yn'[not any(r['evidence'][1] for r in L[q])]}" for q in QIDS)
+          + (f"; error: `{d['error'].strip().splitlines()[-1]}`" if d.get("error") else ""))
 
 def ircot_order(fr, rt, q="q1"):
     fl, rl = logs(fr, "llm"), logs(rt, "llm")
@@ -78,14 +123,21 @@ def ircot_order(fr, rt, q="q1"):
             print(f"- {side} call {r['call']}: " + ", ".join(t.strip('"') for t in re.findall(pat, user, re.M)))
 
 if __name__ == "__main__":
-    what = sys.argv[1]
+    what = sys.argv[1] if len(sys.argv) > 1 else "summary"
     pairs = [("IRCoT", "fr-ircot", "rt-ircot"), ("Iter-RetGen", "fr-iter-retgen", "rt-iter-retgen"), ("Self-Ask", "fr-self-ask", "rt-self-ask"),
              ("IRCoT verbose-model probe", "fr-ircot-verbose", "rt-ircot-verbose"), ("Self-Ask EOS probe", "fr-self-ask-eos", "rt-self-ask-eos"),
-             ("Self-Ask vLLM-stop probe", "fr-self-ask-vllm", "rt-self-ask-vllm")]
+             ("Self-Ask vLLM-stop probe", "fr-self-ask-vllm", "rt-self-ask-vllm"),
+             ("SuRe", "fr-sure", "rt-sure"), ("Adaptive-RAG", "fr-adaptive-rag", "rt-adaptive-rag"), ("SKR", "fr-skr", "rt-skr"),
+             ("SuRe inline-candidates probe", "fr-sure-inline", "rt-sure-inline"), ("SuRe bare-answer probe", "fr-sure-bare", "rt-sure-bare")]
     for m, f, r in pairs:
         if what == "summary":
             summary(m, f, r)
-        elif m in ("IRCoT", "Iter-RetGen", "Self-Ask", "Self-Ask vLLM-stop probe"):
+        elif m in ("IRCoT", "Iter-RetGen", "Self-Ask", "Self-Ask vLLM-stop probe", "Adaptive-RAG", "SKR"):
             appendix(m, f, r)
     if what == "summary":
         ircot_order("fr-ircot", "rt-ircot")
+        for f, r in (("fr-sure", "rt-sure"), ("fr-sure-inline", "rt-sure-inline"), ("fr-sure-bare", "rt-sure-bare")):
+            sure_detail(f, r)
+        print("\nFlashRAG-only SKR probes:")
+        for tag in ("fr-skr-per-item", "fr-skr-rerun"):
+            fr_probe(tag)

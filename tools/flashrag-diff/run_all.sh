@@ -28,4 +28,14 @@ fr fr-ircot-verbose ircot --ircot-style verbose;   rt rt-ircot-verbose ircot '{"
 fr fr-self-ask-eos self-ask --selfask-end eos;     rt rt-self-ask-eos self-ask '{"tag":"rt-self-ask-eos","selfask_end":"eos"}'
 fr fr-ircot-vllm ircot --include-stop
 fr fr-self-ask-vllm self-ask --include-stop;       rt rt-self-ask-vllm self-ask '{"tag":"rt-self-ask-vllm","include_stop":true}'
+# SuRe, Adaptive-RAG, SKR (FlashRAG's judgers stubbed with the decisions ragtrail's router is scripted to take)
+fr fr-sure sure;                 rt rt-sure sure '{"tag":"rt-sure"}'
+fr fr-adaptive-rag adaptive-rag; rt rt-adaptive-rag adaptive-rag '{"tag":"rt-adaptive-rag"}'
+fr fr-skr skr;                   rt rt-skr skr '{"tag":"rt-skr"}'
+# probes: candidates written "(a) X, (b) Y" on one line / as a bare answer to both systems' prompts
+fr fr-sure-inline sure --sure-format inline;  rt rt-sure-inline sure '{"tag":"rt-sure-inline","sure_format":"inline"}'
+fr fr-sure-bare sure --sure-format bare;      rt rt-sure-bare sure '{"tag":"rt-sure-bare","sure_format":"bare"}'
+# FlashRAG-only SKR probes: one run() per question (rc=1 expected), the same pipeline run() twice
+fr fr-skr-per-item skr --skr-per-item
+fr fr-skr-rerun skr --skr-runs 2
 . venv/bin/activate; python probe_str_prompt.py 2>/dev/null | tail -1 > logs/probe-str.result.json

@@ -1,18 +1,25 @@
-"""Drive FlashRAG's IRCOTPipeline / IterativePipeline / SelfAskPipeline against the shared stub
-servers. FlashRAG code is used unmodified; only its environment is stubbed:
+"""Drive FlashRAG's IRCOTPipeline / IterativePipeline / SelfAskPipeline / SuRePipeline / AdaptivePipeline /
+ConditionalPipeline (SKR) against the shared stub servers. FlashRAG code is used unmodified; only its
+environment is stubbed:
   - tiktoken's BPE files cannot be downloaded here: encoding_for_model returns a char-level encoder
     (only used to truncate prompts longer than generator_max_input_len, set far above ours);
   - the retriever is a small class calling the shared /retrieve server (FlashRAG's search /
     batch_search signatures, return_score as in its BaseRetriever);
   - the generator is FlashRAG's own OpenaiGenerator (framework: openai) pointed at the scripted server.
     For Self-Ask only, a str prompt is wrapped in a one-element list before OpenaiGenerator.generate
-    (see --no-selfask-wrap and the report: without it every character becomes its own request)."""
+    (see --no-selfask-wrap and the report: without it every character becomes its own request);
+  - the judgers of Adaptive-RAG (a T5 classifier) and SKR (a SimCSE encoder over labelled training
+    questions) cannot be loaded here: get_judger returns FixedJudger, which gives each question the
+    decision ragtrail's router is scripted to take (fixtures.ADAPTIVE_ROUTE, fixtures.SKR_RETRIEVE). Only
+    the decision is stubbed; what each pipeline does after it is FlashRAG's own code."""
 import argparse, contextlib, io, json, os, sys, urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "fixtures"))
+from fixtures import ADAPTIVE_ROUTE, SKR_RETRIEVE
 
 ap = argparse.ArgumentParser()
-ap.add_argument("method", choices=["ircot", "iter-retgen", "self-ask"])
+ap.add_argument("method", choices=["ircot", "iter-retgen", "self-ask", "sure", "adaptive-rag", "skr"])
 ap.add_argument("--tag", required=True)
 ap.add_argument("--include-stop", action="store_true")
 ap.add_argument("--ircot-style", default="strict")
@@ -21,6 +28,9 @@ ap.add_argument("--llm", default="http://127.0.0.1:18001")
 ap.add_argument("--ret", default="http://127.0.0.1:18002")
 ap.add_argument("--data", default=os.path.join(HERE, "fixtures", "data.jsonl"))
 ap.add_argument("--no-selfask-wrap", action="store_true")
+ap.add_argument("--sure-format", default="asked", help="scripted model's candidate lines: asked|inline|bare")
+ap.add_argument("--skr-per-item", action="store_true", help="SKR: one run() per question instead of one over the dataset")
+ap.add_argument("--skr-runs", type=int, default=1, help="SKR: run() the same pipeline object this many times (the last is logged)")
 args = ap.parse_args()
 
 
@@ -29,7 +39,9 @@ def post(url, body):
     return json.loads(urllib.request.urlopen(req).read())
 
 
-post(args.ret + "/reset", {"tag": args.tag, "include_stop": args.include_stop, "ircot_style": args.ircot_style, "selfask_end": args.selfask_end})
+RESET = {"tag": args.tag, "include_stop": args.include_stop, "ircot_style": args.ircot_style, "selfask_end": args.selfask_end,
+         "sure_format": args.sure_format}
+post(args.ret + "/reset", RESET)
 
 import tiktoken
 
@@ -47,7 +59,8 @@ tiktoken.encoding_for_model = lambda name: _CharEnc()
 from flashrag.config import Config
 from flashrag.dataset import Dataset
 from flashrag.utils import get_generator
-from flashrag.pipeline import IRCOTPipeline, IterativePipeline, SelfAskPipeline
+from flashrag.pipeline import IRCOTPipeline, IterativePipeline, SelfAskPipeline, SuRePipeline, AdaptivePipeline, ConditionalPipeline
+import flashrag.pipeline.pipeline as fr_pipeline_module
 
 
 class StubRetriever:
@@ -71,6 +84,20 @@ class StubRetriever:
         d, s = self._call(query, num)
         return (d, s) if return_score else d
 
+
+class FixedJudger:
+    """Stands in for AdaptiveJudger / SKRJudger: judge(dataset) returns, per question, the decision
+    ragtrail's router is scripted to take (A/B/C for Adaptive-RAG; True = retrieve for SKR)."""
+    def __init__(self, decisions):
+        self.decisions = decisions
+
+    def judge(self, dataset):
+        return [self.decisions[item.id] for item in dataset]
+
+
+if args.method in ("adaptive-rag", "skr"):
+    # AdaptivePipeline / ConditionalPipeline call get_judger(config) as imported into flashrag/pipeline/pipeline.py
+    fr_pipeline_module.get_judger = lambda config: FixedJudger(ADAPTIVE_ROUTE if args.method == "adaptive-rag" else SKR_RETRIEVE)
 
 out_dir = os.path.join(HERE, "fr-out")
 os.makedirs(out_dir, exist_ok=True)
@@ -106,16 +133,35 @@ if args.method == "ircot":
     pipe = IRCOTPipeline(config, max_iter=5, retriever=retriever, generator=generator)
 elif args.method == "iter-retgen":
     pipe = IterativePipeline(config, iter_num=3, retriever=retriever, generator=generator)
-else:
+elif args.method == "self-ask":
     pipe = SelfAskPipeline(config, max_iter=5, single_hop=False, retriever=retriever, generator=generator)
+elif args.method == "sure":
+    pipe = SuRePipeline(config, retriever=retriever, generator=generator)
+elif args.method == "adaptive-rag":
+    pipe = AdaptivePipeline(config, retriever=retriever, generator=generator)
+else:
+    pipe = ConditionalPipeline(config, retriever=retriever, generator=generator)
 
 # One question at a time (FlashRAG batches the dataset; per-item runs take the same steps per item
-# and let the servers attribute every request to its question).
+# and let the servers attribute every request to its question). SKR's ConditionalPipeline cannot run
+# per item (a batch whose questions all get the same judgement raises KeyError, pipeline.py:169), so it
+# runs once over the dataset, as run_exp.py does; every request of it carries its question.
 buf = io.StringIO()
-result = []
-for raw in [json.loads(l) for l in open(args.data)]:
-    with contextlib.redirect_stdout(buf):  # OpenaiGenerator prints every request
-        result.extend(pipe.run(Dataset(config, data=[raw]), do_eval=True))
+result, error = [], None
+raws = [json.loads(l) for l in open(args.data)]
+batches = [raws] if args.method == "skr" and not args.skr_per_item else [[r] for r in raws]
+try:
+    for run_no in range(args.skr_runs if args.method == "skr" else 1):
+        if run_no > 0:  # log only the last run
+            post(args.ret + "/reset", RESET)
+            result = []
+        for batch in batches:
+            with contextlib.redirect_stdout(buf):  # OpenaiGenerator prints every request
+                result.extend(pipe.run(Dataset(config, data=batch), do_eval=True))
+except Exception as e:  # a probe that makes FlashRAG fail records how
+    import traceback
+    error = traceback.format_exc(limit=-3)
+    print(error, file=sys.stderr)
 metrics_line = [l for l in buf.getvalue().splitlines() if l.startswith("{")]
 rows = []
 for item in result:
@@ -123,6 +169,8 @@ for item in result:
     rows.append({"id": item.id, "question": item.question, "golden_answers": item.golden_answers,
                  "pred": o.get("pred"), "raw_pred": o.get("raw_pred"),
                  "intermediate": {k: v for k, v in o.items() if k.startswith(("intermediate_output", "pred_iter"))},
+                 **{k: o[k] for k in ("candidates", "all_summary", "val_scores", "ranking_scores", "judge_result") if k in o},
                  "metric_score": o.get("metric_score")})
-json.dump({"tag": args.tag, "metrics": metrics_line, "items": rows}, open(f"{out_dir}/{args.tag}.json", "w"), indent=1)
-print(json.dumps({"tag": args.tag, "metrics": metrics_line, "preds": {r["id"]: r["pred"] for r in rows}}))
+json.dump({"tag": args.tag, "metrics": metrics_line, "items": rows, "error": error}, open(f"{out_dir}/{args.tag}.json", "w"), indent=1, default=str)
+print(json.dumps({"tag": args.tag, "metrics": metrics_line, "preds": {r["id"]: r["pred"] for r in rows}, "error": error and error.strip().splitlines()[-1]}))
+sys.exit(1 if error else 0)

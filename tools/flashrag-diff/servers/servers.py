@@ -4,16 +4,18 @@
     continue each method's per-question script from where the prompt shows the model to be,
     then apply the request's stop strings like the OpenAI API (stop excluded) or, with
     include_stop, like vLLM with include_stop_str_in_output=True (FlashRAG's vLLM path).
-POST /reset {"tag", "include_stop", "ircot_style": strict|verbose, "selfask_end": hash|eos} on
-either port starts a new log (logs/TAG.llm.jsonl, logs/TAG.ret.jsonl) with fresh counters."""
+POST /reset {"tag", "include_stop", "ircot_style": strict|verbose, "selfask_end": hash|eos,
+"sure_format": asked|inline|bare} on either port starts a new log (logs/TAG.llm.jsonl, logs/TAG.ret.jsonl)
+with fresh counters. Every logged call carries the kind of prompt it answered (`kind_of`)."""
 import json, os, re, sys, threading, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'fixtures'))
-from fixtures import (QUESTIONS, retrieve, EVIDENCE, ANSWER, IRCOT, SELF_ASK, ITER_RETGEN, find_question)
+from fixtures import (QUESTIONS, retrieve, EVIDENCE, ANSWER, IRCOT, SELF_ASK, ITER_RETGEN, SURE, ADAPTIVE_ROUTE, SKR_RETRIEVE,
+                      find_question)
 
 LOGDIR = os.path.join(os.path.dirname(__file__), '..', 'logs')
 LOCK = threading.Lock()
-STATE = {"tag": "default", "include_stop": False, "ircot_style": "strict", "selfask_end": "hash", "calls": {}, "seq": 0}
+STATE = {"tag": "default", "include_stop": False, "ircot_style": "strict", "selfask_end": "hash", "sure_format": "asked", "calls": {}, "seq": 0}
 
 
 def log(kind, rec):
@@ -113,6 +115,92 @@ def iter_retgen_reply(text, qid, idx):
     return f"Answer: {ans}" if 'End with a line of the form "Answer:' in text else ans
 
 
+# ---------------------------------------------------------------- SuRe, Adaptive-RAG, SKR
+# The kind of prompt, from phrases only that prompt has (FlashRAG's pipelines' and ragtrail's protocols').
+KINDS = [
+    # SuRe (FlashRAG branching_pipeline.py SuRePipeline.load_prompts; ragtrail src/agents/sure.ts)
+    ("fr-sure-cand", "provide two correct candidates"), ("rt-sure-cand", "different short candidate answers"),
+    ("fr-sure-sum", "act as a professional writer"), ("rt-sure-sum", "summarise what the documents say that supports the answer"),
+    ("fr-sure-val", "Does the passage correctly support the prediction?"), ("rt-sure-val", "Does the summary support the proposed answer?"),
+    ("fr-sure-rank", "determine which one provides a"), ("rt-sure-rank", "Which summary is more informative"),
+    # routers' decisions (ragtrail src/agents/adaptive-rag.ts, skr.ts; FlashRAG's are classifiers, stubbed)
+    ("rt-route-adaptive", "Judge how much looking up this question needs"), ("rt-route-skr", "Do you need outside information"),
+    # IRCoT (FlashRAG IRCOTPipeline's instruction; ragtrail src/agents/ircot.ts)
+    ("fr-ircot", "adept at facilitating users through complex, multi-hop reasoning"), ("rt-ircot", "Reasoning so far: "),
+    # one-call answers: ragtrail rag-gym.ts rag / cot / direct; FlashRAG's default template (SequentialPipeline)
+    # and its no-retrieval templates (AdaptivePipeline norag, ConditionalPipeline zero-shot)
+    ("rt-rag", "Using the documents, think it through step by step"), ("rt-cot", "Think it through step by step. End with"),
+    ("rt-direct", "Reply with the answer only"), ("fr-rag", "Answer the question based on the given document"),
+    ("fr-norag", "Answer the question based on your own knowledge"),
+]
+
+
+def kind_of(text):
+    return next((k for k, phrase in KINDS if phrase in text), None)
+
+
+def cot_text(qid):
+    """The reasoning the model writes before an "Answer:" line (ragtrail's rag / cot prompts)."""
+    return " ".join(a for _, a in SELF_ASK[qid]) or "I know who this is."
+
+
+def sure_cands_text(qid, side, fmt):
+    cands = SURE[qid]["cands"]
+    if fmt == "bare":  # no (a)/(b) markers: only the first candidate, as a bare answer
+        return cands[0]
+    inline = fmt == "inline" or side == "fr"  # FlashRAG asks for "(a) xx, (b) yy"; ragtrail for one per line
+    parts = [f"({'abcdefgh'[i]}) {c}" for i, c in enumerate(cands)]
+    return ", ".join(parts) if inline else "\n".join(parts)
+
+
+def sure_index(qid, cand):
+    cands = [c.lower() for c in SURE[qid]["cands"]]
+    c = cand.strip().strip('"').strip().lower()
+    return cands.index(c) if c in cands else None
+
+
+def sure_reply(kind, text, qid, fmt):
+    sc = SURE[qid]
+    side = kind[:2]
+    if kind.endswith("-cand"):
+        return sure_cands_text(qid, side, fmt)
+    if kind.endswith("-sum"):
+        m = re.search(r'Prediction: (.*)\n', text) if side == "fr" else re.search(r'supports the answer "(.*)"\. Summary:', text)
+        i = sure_index(qid, m.group(1)) if m else None
+        summ = sc["summ"][i] if i is not None else f"The documents say little about {m.group(1) if m else 'this answer'}."
+        return summ + (" [DONE]" if side == "fr" else "")  # FlashRAG's prompt asks for a closing [DONE]
+    if kind.endswith("-val"):
+        m = re.search(r'Prediction: (.*)\n', text) if side == "fr" else re.search(r'Proposed answer: (.*)\n', text)
+        i = sure_index(qid, m.group(1)) if m else None
+        return "True" if i is not None and sc["valid"][i] else "False"
+    if kind.endswith("-rank"):
+        # which candidate's summary stands first and which second
+        at = sorted((text.find(s), i) for i, s in enumerate(sc["summ"]) if text.find(s) >= 0)
+        first = 1
+        if not sc["biased"] and len(at) == 2:
+            (_, i), (_, j) = at
+            first = 1 if sc["prefer"].index(i) < sc["prefer"].index(j) else 2
+        return f"Passage {first}" if side == "fr" else str(first)
+    if kind == "rt-rag":  # ragtrail's fallback when no candidate can be read
+        return f"{cot_text(qid)}\nAnswer: {ANSWER[qid]}"
+    return "I do not know."
+
+
+def routed_reply(kind, msgs, text, tail, qid, style):
+    """Adaptive-RAG and SKR: the routers' decision, then whichever answering pipeline it chose."""
+    if kind == "rt-route-adaptive":
+        return ADAPTIVE_ROUTE[qid]
+    if kind == "rt-route-skr":
+        return "yes" if SKR_RETRIEVE[qid] else "no"
+    if kind in ("fr-ircot", "rt-ircot"):
+        return ircot_reply(msgs, text, tail, qid, style)
+    if kind in ("rt-rag", "rt-cot"):
+        return f"{cot_text(qid)}\nAnswer: {ANSWER[qid]}"
+    if kind in ("rt-direct", "fr-rag", "fr-norag"):
+        return ANSWER[qid]
+    return "I do not know."
+
+
 def apply_stop(full, stop, include):
     if not stop:
         return full, "stop"
@@ -156,11 +244,15 @@ def llm(body, chat):
             full = selfask_reply(tail, qid, STATE["selfask_end"])
         elif "iter-retgen" in tag:
             full = iter_retgen_reply(text, qid, idx)
+        elif "sure" in tag:
+            full = sure_reply(kind_of(text) or "", text, qid, STATE["sure_format"])
+        elif "adaptive" in tag or "skr" in tag:
+            full = routed_reply(kind_of(text), msgs, text, tail, qid, STATE["ircot_style"])
         else:
             full = "I do not know."
     out, finish = apply_stop(full, stop, STATE["include_stop"])
     evid = [m in text for m in EVIDENCE[qid]] if qid else None
-    log("llm", {"qid": qid, "call": idx, "endpoint": "chat" if chat else "completion", "stop": stop,
+    log("llm", {"qid": qid, "call": idx, "kind": kind_of(text), "endpoint": "chat" if chat else "completion", "stop": stop,
                 "max_tokens": body.get("max_tokens"), "prompt": msgs if chat else text, "full": full, "text": out, "evidence": evid})
     return out, finish
 
@@ -190,6 +282,7 @@ class H(BaseHTTPRequestHandler):
             with LOCK:
                 STATE.update({"tag": body.get("tag", "default"), "include_stop": bool(body.get("include_stop", False)),
                               "ircot_style": body.get("ircot_style", "strict"), "selfask_end": body.get("selfask_end", "hash"),
+                              "sure_format": body.get("sure_format", "asked"),
                               "calls": {}, "seq": 0, "cur": None})
                 for k in ("llm", "ret"):
                     fn = os.path.join(LOGDIR, f'{STATE["tag"]}.{k}.jsonl')
