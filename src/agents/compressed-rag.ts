@@ -45,12 +45,12 @@ function userPrompt(question: string, context: string): string {
   return `Documents:\n${context}\n\nQuestion: ${question}\nUsing the documents, think it through step by step. End with a line of the form "Answer: <short answer>".`;
 }
 
-/** A protocol that retrieves once with the question, compresses the documents with `spec.compress`, and answers over the result (see the module comment). */
 /** `protocol` with its `withAux` (the compressor's own model given). */
 export function withAuxModel(withAux: (aux: LLM) => Protocol, protocol: Protocol): Protocol {
   return { ...protocol, withAux };
 }
 
+/** A protocol that retrieves once with the question, compresses the documents with `spec.compress`, and answers over the result (see the module comment). */
 export function compressedRag(spec: CompressedRagSpec): Protocol {
   // Branches of a search tree share the search step: one compression per step, even when asked for at once.
   const pending = new WeakMap<Step, Promise<string>>();

@@ -7,10 +7,10 @@
 export { adaptiveRag } from './adaptive-rag.js';
 export { skr } from './skr.js';
 export { type SelfRagOptions, selfRagProtocol } from './self-rag.js';
-export { compressedRag } from './compressed-rag.js';
-export { recompAbstractive, recompExtractive } from './recomp.js';
-export { longLlmLingua } from './longllmlingua.js';
-export { selectiveContext } from './selective-context.js';
+export { compressedRag, type CompressedRagSpec, type Compressor } from './compressed-rag.js';
+export { RECOMP_DEFAULT_EMBEDDER, RECOMP_TOP_N, recompAbstractive, type RecompAbstractiveOptions, recompExtractive, type RecompExtractiveOptions } from './recomp.js';
+export { longLlmLingua, type LongLLMLinguaOptions } from './longllmlingua.js';
+export { type LexicalUnit, SELECTIVE_CONTEXT_RATIO, selectiveContext, type SelectiveContextOptions } from './selective-context.js';
 export { type RoutedProtocol, routedProtocol, type RouterSpec } from './router.js';
 export { AGENT_NAMES, type AgentName, type Protocol, type ProtocolDefaults, type RenderOptions, type TemplateField, type TemplateFill, type TemplateHooks, type TemplateKind, firstTag, formatDocs, invalid, tagContent } from './protocol.js';
 export { checkPromptTemplate, fillTemplate, loadPromptTemplate, parsePromptTemplate, placeholders, type PromptTemplate, templateFields, type TemplateSection, usePromptTemplate, withPromptTemplate } from './prompt-template.js';
