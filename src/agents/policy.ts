@@ -107,7 +107,8 @@ export class LlmPolicy implements Policy {
     const prep = countingLLM(this.llm);
     await p.prepare?.(state, prep.llm);
     const fixed = state.mustAnswer ? undefined : p.fixedAction?.(state);
-    if (fixed) return [{ action: fixed, raw: p.format(fixed, state), ...(prep.calls > 0 && { usage: { ...prep.usage }, llmMs: prep.ms }) }];
+    const note = p.stepNote?.(state);
+    if (fixed) return [{ action: fixed, raw: p.format(fixed, state), ...(prep.calls > 0 && { usage: { ...prep.usage }, llmMs: prep.ms }), ...(note !== undefined && { summary: note }) }];
     const messages = p.render(state, { forced: state.mustAnswer });
     const t0 = performance.now();
     const result = await this.llm.generate({
@@ -129,6 +130,7 @@ export class LlmPolicy implements Policy {
         // The request's usage (and the preparation's) is shared by its samples: split it so totals add up.
         usage: { promptTokens: Math.round((result.usage.promptTokens + prep.usage.promptTokens) / n), completionTokens: Math.round((result.usage.completionTokens + prep.usage.completionTokens) / n) },
         llmMs: llmMs + prep.ms,
+        ...(note !== undefined && { summary: note }),
       };
       if (this.opts.tracePrompts !== false) move.prompt = messages;
       const lp = sequenceLogprob(c);

@@ -78,6 +78,11 @@ export interface Protocol {
    * agent's own model. Its calls are not counted in the steps' usage.
    */
   withAux?(aux: LLM): Protocol;
+  /**
+   * A note for the step about to be taken in `state` (its `summary`), for what `prepare` decided that no
+   * earlier step can hold: Self-RAG's decision not to retrieve, made before the episode's only step.
+   */
+  stepNote?(state: State): string | undefined;
 }
 
 /** One placeholder of a prompt template. */

@@ -241,11 +241,14 @@ interface PassageRecord {
 
 const fmt = (x: number | undefined) => (x === undefined ? '?' : String(Number(x.toPrecision(4))));
 
+/** The retrieval decision in words: the two probabilities, the ratio against δ, and the outcome. */
+function decisionLine(decision: RetrievalDecision, settings: Settings): string {
+  if (decision.ratio === undefined) return `Self-RAG: ${decision.retrieve ? 'retrieval' : 'no retrieval'} (mode ${settings.mode})`;
+  return `Self-RAG retrieval decision: P(${RETRIEVE}) ${fmt(decision.pRetrieve)}, P(${NO_RETRIEVE}) ${fmt(decision.pNoRetrieve)}, ${settings.decisionRule === 'probability' ? 'ratio' : 'log-prob ratio'} ${fmt(decision.ratio)} ${decision.retrieve ? '>' : '≤'} δ ${settings.threshold}: ${decision.retrieve ? 'retrieve' : 'answer without retrieval'}`;
+}
+
 function summaryOf(decision: RetrievalDecision, settings: Settings, docs: readonly RetrievedDoc[], r: PassageRecord): string {
-  const head =
-    decision.ratio === undefined
-      ? `Self-RAG: retrieval (mode ${settings.mode})`
-      : `Self-RAG retrieval decision: P(${RETRIEVE}) ${fmt(decision.pRetrieve)}, P(${NO_RETRIEVE}) ${fmt(decision.pNoRetrieve)}, ${settings.decisionRule === 'probability' ? 'ratio' : 'log-prob ratio'} ${fmt(decision.ratio)} > δ ${settings.threshold}: retrieve`;
+  const head = decisionLine(decision, settings);
   if (r.scores.length === 0) return `${head}. No passages retrieved.`;
   const formula = `score = ${settings.useSeqScore ? 'exp(mean token log-prob) + ' : ''}${settings.wRel}·relevance + ${settings.wSup}·support + ${settings.wUse}·utility`;
   const rows = r.scores.map((s, i) => `[${i + 1}] ${docs[i]?.passageId ?? '?'}: ${fmt(s.score)} (seq ${fmt(s.seq)}, relevance ${fmt(s.relevance)}, support ${fmt(s.support)}, utility ${fmt(s.utility)}) ${JSON.stringify(selfRagAnswer(s.text))}`);
@@ -306,6 +309,11 @@ export function selfRagProtocol(options: SelfRagOptions = {}): Protocol {
       const record: PassageRecord = { decision: decided.get(state.question)?.decision ?? { retrieve: true }, scores, best };
       scored.set(search, record);
       search.summary = summaryOf(record.decision, settings, docs, record);
+    },
+    // The decision not to retrieve has no search step to hold it: the answer step records it.
+    stepNote(state: State): string | undefined {
+      const d = decided.get(state.question)?.decision;
+      return d && !d.retrieve && !searchStep(state) && !answered(state) ? decisionLine(d, settings) : undefined;
     },
     fixedAction(state: State): Action | undefined {
       if (answered(state)) return undefined;

@@ -58,7 +58,7 @@ export interface Step {
   docs?: RetrievedDoc[];
   /** A search of several `queries`: how many of `docs` each query returned, in order. */
   docsPerQuery?: number[];
-  /** Agent-side digest of the documents (Search-o1 / ReSearch summaries). */
+  /** Agent-side digest of the documents (Search-o1 / ReSearch summaries), or what the agent decided around the step (SuRe's candidates, FLARE's look-aheads, Self-RAG's decision and scores, a compressor's output). */
   summary?: string;
   /** The answer was forced because the step budget ran out. */
   forced?: boolean;

@@ -59,6 +59,8 @@ export interface Move {
    * each candidate's action with its score (the chosen one is the highest), for reading a run afterwards.
    */
   selection?: { candidates: number; score: number; scored?: { action: Action; score: number }[] };
+  /** What the agent decided before this step that no earlier step records (the step's `summary`). */
+  summary?: string;
 }
 
 /** What {@link RagEnv.step} returns: the next state and whether the episode ended. */
@@ -103,6 +105,7 @@ export class RagEnv {
     if (move.forced || state.mustAnswer) step.forced = true;
     if (move.formatError) step.formatError = move.formatError;
     if (move.selection) step.selection = move.selection;
+    if (move.summary !== undefined) step.summary = move.summary;
     let searchesLeft = state.searchesLeft;
     if (action.type === 'search') {
       if (searchesLeft <= 0 || state.mustAnswer) {
@@ -113,6 +116,8 @@ export class RagEnv {
         // Several queries in one step (O2-Searcher): each retrieved on its own, the lists concatenated in order.
         const lists = action.queries?.length ? await this.config.retriever.searchBatch(action.queries, this.config.topK) : [await this.config.retriever.search(action.query, this.config.topK)];
         step.retrievalMs = performance.now() - t0;
+        // A server may return more than it was asked for: each list is cut to top-k.
+        for (const [i, l] of lists.entries()) if (l.length > this.config.topK) lists[i] = l.slice(0, this.config.topK);
         step.docs = lists.flat().map((h): RetrievedDoc => ({ passageId: h.passageId, title: h.title, text: h.text, score: h.score }));
         if (action.queries?.length) step.docsPerQuery = lists.map((l) => l.length);
         searchesLeft--;

@@ -91,6 +91,8 @@ describe('Self-RAG (short-form)', () => {
     assert.equal(llm.requests[1]!.maxTokens, 100);
     assert.equal(t.steps.length, 1);
     assert.equal(t.steps[0]!.raw, 'Oslo[Utility:5]');
+    // The decision not to retrieve is recorded on the answer step, the episode's only one.
+    assert.equal(t.steps[0]!.summary, 'Self-RAG retrieval decision: P([Retrieval]) 0.15, P([No Retrieval]) 0.85, ratio 0.15 ≤ δ 0.2: answer without retrieval');
     assert.equal(t.prediction, 'Oslo');
     assert.equal(t.retrievalCount, 0);
   });

@@ -34,6 +34,18 @@ describe('RagEnv', () => {
     await assert.rejects(env.step(end.state, { action: { type: 'answer', answer: 'A' }, raw: 'A' }), /after the episode ended/);
   });
 
+  it('keeps top-k of what a server returns (one that ignores k), and a move\'s summary on its step', async () => {
+    const generous: Retriever = { name: 'generous', search: async (query) => Array.from({ length: 4 }, (_, i) => ({ passageId: `${query}#${i}`, title: query, text: '', score: -i })), searchBatch: async (qs) => qs.map((x) => Array.from({ length: 4 }, (_, i) => ({ passageId: `${x}#${i}`, title: x, text: '', score: -i }))) };
+    const env = new RagEnv({ retriever: generous, topK: 2, maxTurns: 5 });
+    const one = await env.step(env.reset(q), { action: { type: 'search', query: 'x' }, raw: '' });
+    assert.deepEqual(one.state.steps[0]!.docs?.map((d) => d.passageId), ['x#0', 'x#1']);
+    const two = await env.step(one.state, { action: { type: 'search', query: 'y; z', queries: ['y', 'z'] }, raw: '' });
+    assert.deepEqual(two.state.steps[1]!.docs?.map((d) => d.passageId), ['y#0', 'y#1', 'z#0', 'z#1']);
+    assert.deepEqual(two.state.steps[1]!.docsPerQuery, [2, 2]);
+    const end = await env.step(two.state, { action: { type: 'answer', answer: 'A' }, raw: 'A', summary: 'decided before' });
+    assert.equal(end.state.steps[2]!.summary, 'decided before');
+  });
+
   it('forces an answer when the turns run out, and turns searches beyond the budget into invalid steps', async () => {
     const env = new RagEnv({ retriever: new FakeRetriever(), topK: 1, maxTurns: 2 });
     let s = env.reset(q);
