@@ -1,13 +1,14 @@
 """Probe: FlashRAG's OpenaiGenerator.generate given a bare str (what SelfAskPipeline.run_item passes)."""
-import json, urllib.request, tiktoken
+import json, os, urllib.request, tiktoken
+LLM = "http://127.0.0.1:" + os.environ.get("LLM_PORT", "18001")
 class E:
     encode = lambda self, s, **k: [ord(c) for c in s]; decode = lambda self, t: "".join(map(chr, t))
 tiktoken.encoding_for_model = lambda n: E()
-urllib.request.urlopen(urllib.request.Request("http://127.0.0.1:18001/reset", data=json.dumps({"tag": "probe-str"}).encode()))
+urllib.request.urlopen(urllib.request.Request(LLM + "/reset", data=json.dumps({"tag": "probe-str"}).encode()))
 from flashrag.config import Config
 from flashrag.utils import get_generator
 cfg = Config(config_dict={"framework": "openai", "generator_model": "scripted", "gpu_id": None,
-    "openai_setting": {"api_key": "x", "base_url": "http://127.0.0.1:18001/v1"}, "generator_batch_size": 4,
+    "openai_setting": {"api_key": "x", "base_url": LLM + "/v1"}, "generator_batch_size": 4,
     "generation_params": {"max_tokens": 32}})
 g = get_generator(cfg)
 prompt = "Question: Who is the spouse of the author of Harry Potter?\nAre follow up questions needed here: Yes.\n"

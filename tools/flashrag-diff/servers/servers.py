@@ -1,17 +1,23 @@
 """One process, two HTTP servers sharing a run tag:
-  - a Search-R1-style /retrieve server (fixtures.retrieve), logging every query;
+  - a Search-R1-style /retrieve server (fixtures.retrieve: the best 4 passages, fewer when `topk`
+    asks for fewer), logging every query;
   - a scripted OpenAI-compatible server (/v1/chat/completions, /v1/completions) whose replies
     continue each method's per-question script from where the prompt shows the model to be,
     then apply the request's stop strings like the OpenAI API (stop excluded) or, with
     include_stop, like vLLM with include_stop_str_in_output=True (FlashRAG's vLLM path).
+    For FLARE and Self-RAG (tags containing "flare" / "self-rag") the replies carry token
+    log-probabilities (fixtures/logprob_models.py): chat `logprobs.content[]`, completions
+    `tokens` / `token_logprobs` / `top_logprobs` (the top `logprobs` alternatives, and the
+    generated token, as vLLM returns them).
 POST /reset {"tag", "include_stop", "ircot_style": strict|verbose, "selfask_end": hash|eos,
 "sure_format": asked|inline|bare} on either port starts a new log (logs/TAG.llm.jsonl, logs/TAG.ret.jsonl)
 with fresh counters. Every logged call carries the kind of prompt it answered (`kind_of`)."""
-import json, os, re, sys, threading, time
+import json, math, os, re, sys, threading, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'fixtures'))
 from fixtures import (QUESTIONS, retrieve, EVIDENCE, ANSWER, IRCOT, SELF_ASK, ITER_RETGEN, SURE, ADAPTIVE_ROUTE, SKR_RETRIEVE,
-                      find_question)
+                      find_question, CORPUS)
+from logprob_models import flare_reply, cut_tokens, selfrag_case, selfrag_positions, top_k
 
 LOGDIR = os.path.join(os.path.dirname(__file__), '..', 'logs')
 LOCK = threading.Lock()
@@ -257,6 +263,88 @@ def llm(body, chat):
     return out, finish
 
 
+# ---------------------------------------------------------------- FLARE, Self-RAG (token log-probabilities)
+FR_FLARE_STOP = "!"  # FlashRAG's FLARE stop symbols start with "!"; ragtrail's FLARE stops at a blank line
+RT_FLARE_DRAFT = "Answer so far: "
+
+
+def flare_written(msgs, text):
+    """What the prompt shows the model to have written: FlashRAG passes it as a trailing assistant
+    message (previous_gen), ragtrail after "Answer so far: "."""
+    if msgs and msgs[-1].get("role") == "assistant":
+        return msgs[-1]["content"], "fr"
+    if RT_FLARE_DRAFT in text:
+        w = text.rsplit(RT_FLARE_DRAFT, 1)[1].split("\n\n", 1)[0]
+        return ("" if w == "(nothing yet)" else w), "rt"
+    return "", ("fr" if "Answer the question based on the given document" in text else "rt")
+
+
+def has_docs(text):
+    return any(body in text for _, _, body, _ in CORPUS)
+
+
+def logprob_llm(body, chat):
+    """FLARE and Self-RAG: the reply with its token log-probabilities, and the log record."""
+    msgs = body.get("messages") if chat else None
+    if chat:
+        text = "\n".join(m["content"] if isinstance(m["content"], str) else json.dumps(m["content"]) for m in msgs)
+    else:
+        text = body["prompt"] if isinstance(body["prompt"], str) else body["prompt"][0]
+    found = find_question(text)
+    qid = found[0]["id"] if found else None
+    if qid:
+        STATE["cur"] = qid  # the retriever attributes the next queries to it
+    with LOCK:
+        idx = STATE["calls"].get(qid, 0)
+        STATE["calls"][qid] = idx + 1
+    want = body.get("logprobs")
+    k = (body.get("top_logprobs") or 0) if chat else (want if isinstance(want, int) and not isinstance(want, bool) else 0)
+    max_tokens = body.get("max_tokens")
+    extra = {}
+    if "flare" in STATE["tag"]:
+        written, side = flare_written(msgs, text)
+        if side == "fr":
+            kind = "fr-flare-regen" if has_docs(text) else "fr-flare-look"
+        else:
+            kind = "rt-flare-conclude" if "Finish the answer now" in text else "rt-flare"
+        toks, lps, finish = flare_reply(qid, written, text, max_tokens) if qid else ([], [], "stop")
+        full = "".join(toks)
+        out, toks, lps, cut = cut_tokens(toks, lps, body.get("stop"), STATE["include_stop"])
+        finish = "stop" if cut else finish
+        tops = [{t: l} for t, l in zip(toks, lps)]
+        extra = {"written": written}
+    else:  # Self-RAG
+        case = selfrag_case(text)
+        kind = f"rt-selfrag-{case[1]}" if case else None
+        positions = selfrag_positions(text)
+        finish = "stop"
+        if max_tokens is not None and len(positions) > max_tokens:
+            positions, finish = positions[:max_tokens], "length"
+        toks = [t for t, _ in positions]
+        lps = [d[t] for t, d in positions]
+        tops = [top_k(d, k, t) for t, d in positions]
+        full = out = "".join(toks)
+        if case and case[2]:
+            extra = {"passage": case[2]}
+    lp = None
+    if want:
+        if chat:
+            lp = {"content": [{"token": t, "logprob": l, "bytes": list(t.encode()),
+                               "top_logprobs": [{"token": a, "logprob": b, "bytes": list(a.encode())} for a, b in tp.items()] if k else []}
+                              for t, l, tp in zip(toks, lps, tops)]}
+        else:
+            offs, at = [], 0
+            for t in toks:
+                offs.append(at)
+                at += len(t)
+            lp = {"tokens": toks, "token_logprobs": lps, "top_logprobs": tops if k else None, "text_offset": offs}
+    evid = [m in text for m in EVIDENCE[qid]] if qid else None
+    log("llm", {"qid": qid, "call": idx, "kind": kind, "endpoint": "chat" if chat else "completion", "stop": body.get("stop"),
+                "max_tokens": max_tokens, "logprobs": want, "top_logprobs": k, "prompt": msgs if chat else text, "full": full,
+                "text": out, "tokens": [[t, round(math.exp(l), 6)] for t, l in zip(toks, lps)], "finish": finish, **extra, "evidence": evid})
+    return out, finish, lp
+
+
 class H(BaseHTTPRequestHandler):
     def log_message(self, *a):
         pass
@@ -294,7 +382,7 @@ class H(BaseHTTPRequestHandler):
             topk = body.get("topk", 5)
             res = []
             for q in qs:
-                docs = retrieve(q)
+                docs = retrieve(q)[:topk]  # at most fixtures.N_RETURN (4), as many as asked for below that
                 f = find_question(q)
                 if f is not None:
                     STATE["cur"] = f[0]["id"]
@@ -306,12 +394,16 @@ class H(BaseHTTPRequestHandler):
             return self.reply({"result": res})
         if p.endswith("/chat/completions") or p.endswith("/completions"):
             chat = p.endswith("/chat/completions")
-            out, finish = llm(body, chat)
+            lp = None
+            if "flare" in STATE["tag"] or "self-rag" in STATE["tag"]:
+                out, finish, lp = logprob_llm(body, chat)
+            else:
+                out, finish = llm(body, chat)
             usage = {"prompt_tokens": 1, "completion_tokens": max(1, len(out.split())), "total_tokens": 2}
             base = {"id": f"cmpl-{STATE['seq']}", "created": int(time.time()), "model": body.get("model", "scripted"), "usage": usage}
             if chat:
-                return self.reply({**base, "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": out}, "finish_reason": finish, "logprobs": None}]})
-            return self.reply({**base, "object": "text_completion", "choices": [{"index": 0, "text": out, "finish_reason": finish, "logprobs": None}]})
+                return self.reply({**base, "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": out}, "finish_reason": finish, "logprobs": lp}]})
+            return self.reply({**base, "object": "text_completion", "choices": [{"index": 0, "text": out, "finish_reason": finish, "logprobs": lp}]})
         self.reply({"error": f"no route {p}"}, 404)
 
 
