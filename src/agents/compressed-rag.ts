@@ -97,22 +97,46 @@ export interface ScoredToken {
 const SPECIAL = /^<\|?[^<>\s]*\|?>$/;
 
 /**
- * Places each token on the characters of `text` it covers, in order. Tokens are taken as the text they
- * decode to (vLLM and SGLang echo them so); a byte-level or SentencePiece marker (Ġ, Ċ, ▁) is read as the
- * space or line break it stands for, and a special token absent from the text covers nothing. A token
- * that still does not match covers as many characters as it has (the best guess), so that one odd
- * token does not shift the rest by more than itself.
+ * Places each token on the characters of `text` it covers, in order. With the server's character
+ * offsets (`text_offset`, which vLLM and serve_lm echo), token i covers [offset i, offset i+1). Without
+ * them, tokens are taken as the text they decode to; a byte-level or SentencePiece marker (Ġ, Ċ, ▁) is read
+ * as the space or line break it stands for, and a special token absent from the text covers nothing. A
+ * character split over several byte tokens is echoed as "�" pieces: such a run covers the text up to where
+ * the next token that decodes cleanly is found. Any other token that does not match covers as many
+ * characters as it has (the best guess), so that one odd token does not shift the rest by more than itself.
  */
-export function alignTokens(text: string, tokens: readonly string[]): { start: number; end: number }[] {
+export function alignTokens(text: string, tokens: readonly string[], offsets?: readonly number[]): { start: number; end: number }[] {
+  if (offsets && offsets.length === tokens.length) {
+    return tokens.map((_, i) => {
+      const start = Math.min(text.length, offsets[i]!);
+      return { start, end: Math.max(start, Math.min(text.length, offsets[i + 1] ?? text.length)) };
+    });
+  }
+  const plainOf = (t: string) => t.replace(/[Ġ▁]/g, ' ').replace(/Ċ/g, '\n');
+  const spans: { start: number; end: number }[] = [];
   let pos = 0;
-  return tokens.map((t) => {
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i]!;
+    const plain = plainOf(t);
     const start = pos;
-    const plain = t.replace(/[Ġ▁]/g, ' ').replace(/Ċ/g, '\n');
     if (text.startsWith(t, pos)) pos += t.length;
     else if (text.startsWith(plain, pos)) pos += plain.length;
-    else if (!SPECIAL.test(t)) pos = Math.min(text.length, pos + t.length);
-    return { start, end: pos };
-  });
+    else if (t.includes('\uFFFD')) {
+      // A run of byte pieces: it ends where the next clean token's text starts (within a few characters).
+      let j = i;
+      while (j < tokens.length && tokens[j]!.includes('\uFFFD')) j++;
+      const next = j < tokens.length ? plainOf(tokens[j]!) : '';
+      const found = next ? text.indexOf(next, pos) : text.length;
+      const end = found >= pos && found - pos <= 4 * (j - i) ? found : Math.min(text.length, pos + (j - i));
+      spans.push({ start, end });
+      for (let k = i + 1; k < j; k++) spans.push({ start: end, end });
+      pos = end;
+      i = j - 1;
+      continue;
+    } else if (!SPECIAL.test(t)) pos = Math.min(text.length, pos + t.length);
+    spans.push({ start, end: pos });
+  }
+  return spans;
 }
 
 /**
@@ -130,7 +154,7 @@ export async function scoreText(llm: LLM, text: string, who: string): Promise<Sc
       'serve the scoring model with vLLM or SGLang and name it as openai:<baseURL>#<model>: their /completions accept echo with logprobs',
     );
   }
-  const spans = alignTokens(text, lp.tokens);
+  const spans = alignTokens(text, lp.tokens, lp.offsets);
   const scored: ScoredToken[] = lp.tokens.map((token, i) => ({ token, ...spans[i]!, logprob: lp.logprobs[i] ?? null }));
   // A server that counts a special token's characters may hand the prompt's last token back with the
   // completion: the text it leaves uncovered is one token with no score (kept by every compressor).
@@ -154,7 +178,10 @@ export function nanMean(xs: readonly number[]): number {
   return n > 0 ? s / n : Number.NaN;
 }
 
-/** Documents as FlashRAG's refiners list them for compression: one line each, `Doc i (Title: …) text`, line breaks inside a text made spaces. */
+/**
+ * Documents as FlashRAG's refiners list them for compression (refiner.py: `Doc {i}(Title: {title}) {text}`,
+ * the title as its `contents` holds it, in double quotes): one line each, line breaks inside a text made spaces.
+ */
 export function docLines(docs: readonly RetrievedDoc[]): string[] {
-  return docs.map((d, i) => `Doc ${i + 1} (Title: ${d.title}) ${d.text}`.replace(/\s*[\r\n]+\s*/g, ' '));
+  return docs.map((d, i) => `Doc ${i + 1}(Title: "${d.title}") ${d.text}`.replace(/\s*[\r\n]+\s*/g, ' '));
 }

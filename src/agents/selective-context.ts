@@ -6,7 +6,7 @@
  * the units whose self-information falls below the `ratio` percentile of all units' are dropped.
  *
  * As the authors' code and FlashRAG's copy of it (what ReasonRAG ran) do: the documents are written as
- * `Doc i (Title: …) text` lines and their whitespace collapsed; the text is split into sentences after
+ * `Doc i(Title: "…") text` lines (FlashRAG's refiners') and their whitespace collapsed; the text is split into sentences after
  * "." or "?" and a space (not after an initialism such as "U.S." nor an abbreviation such as "Mr."); each sentence
  * is scored on its own (one echo request per sentence, made concurrently); a unit's self-information
  * is the MEAN over its tokens (the paper writes a sum; the code it released takes the mean); a token
@@ -53,7 +53,8 @@ export interface SelectiveContextOptions {
 /** Sentences as the reference splits them: after "." or "?" and one whitespace, unless the stop closes an initialism ("U.S.") or a capitalised two-letter abbreviation ("Mr."). */
 export function scSentences(text: string): string[] {
   return text
-    .split(/(?<!\w\.\w.)(?<![A-Z][a-z]\.)(?<=[.?])\s/)
+    // Python's \w is Unicode ("É.U." is an initialism there too).
+    .split(/(?<![\p{L}\p{N}_]\.[\p{L}\p{N}_].)(?<![A-Z][a-z]\.)(?<=[.?])\s/u)
     .map((s) => s.trim())
     .filter(Boolean);
 }
@@ -158,7 +159,8 @@ export async function selectiveContextCompress(docs: readonly RetrievedDoc[], sc
     ),
   );
   if (level === 'sentence') {
-    const infos = scored.map((tokens) => nanMean(tokens.filter((t) => !/^\s*$/.test(t.token)).map(selfInfo)));
+    // Every token of the sentence counts, whitespace ones too (the reference's np.mean over all of them).
+    const infos = scored.map((tokens) => nanMean(tokens.map(selfInfo)));
     const keep = keepInformative(infos, ratio);
     return sentences.filter((_, i) => keep[i]).join(' ');
   }

@@ -139,7 +139,7 @@ function readLogprobs(choice: Choice, c: WireChoice, echoedPrompt: string | unde
   if (echoedPrompt !== undefined) {
     let at = 0;
     while (split < lp.tokens.length && (lp.text_offset?.[split] ?? at) < echoedPrompt.length) at += lp.tokens[split++]!.length;
-    choice.promptLogprobs = { tokens: lp.tokens.slice(0, split), logprobs: lp.token_logprobs.slice(0, split).map((x) => x ?? null) };
+    choice.promptLogprobs = { tokens: lp.tokens.slice(0, split), logprobs: lp.token_logprobs.slice(0, split).map((x) => x ?? null), ...(lp.text_offset && { offsets: lp.text_offset.slice(0, split) }) };
   }
   choice.logprobs = { tokens: lp.tokens.slice(split), logprobs: lp.token_logprobs.slice(split).map((x) => x ?? 0) };
   if (wantTop && lp.top_logprobs) choice.logprobs.top = lp.top_logprobs.slice(split).map((x) => x ?? {});

@@ -64,6 +64,8 @@ export interface TokenLogprobs {
 export interface PromptLogprobs {
   tokens: string[];
   logprobs: (number | null)[];
+  /** Where each token starts in the prompt (characters), when the server says (`text_offset`). */
+  offsets?: number[];
 }
 
 /** One sampled completion of a request. */

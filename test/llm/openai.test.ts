@@ -107,7 +107,7 @@ describe('OpenAI-compatible backend', () => {
       const scored = await new OpenAICompatibleLLM(fake.url, 'm', fastRetry).generate({ prompt: 'Q: a b', echo: true, maxTokens: 1 });
       assert.equal(fake.requests[2]!.path, '/v1/completions');
       assert.deepEqual([fake.requests[2]!.body['echo'], fake.requests[2]!.body['logprobs']], [true, 1]);
-      assert.deepEqual(scored.choices[0]!.promptLogprobs, { tokens: ['Q:', ' a', ' b'], logprobs: [null, -1, -1] });
+      assert.deepEqual(scored.choices[0]!.promptLogprobs, { tokens: ['Q:', ' a', ' b'], logprobs: [null, -1, -1], offsets: [0, 2, 4] });
       assert.deepEqual(scored.choices[0]!.logprobs?.tokens, ['yes', ' it', ' is']);
       assert.equal(scored.choices[0]!.text, 'yes it is');
     } finally {
