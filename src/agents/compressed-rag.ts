@@ -98,21 +98,23 @@ const SPECIAL = /^<\|?[^<>\s]*\|?>$/;
 
 /**
  * Places each token on the characters of `text` it covers, in order. With the server's character
- * offsets (`text_offset`, which vLLM and serve_lm echo), token i covers [offset i, offset i+1). Without
- * them, tokens are taken as the text they decode to; a byte-level or SentencePiece marker (Ġ, Ċ, ▁) is read
+ * offsets (`text_offset`) token i covers [offset i, offset i+1) — when they are consistent: every token
+ * that decodes cleanly must read at its offset (vLLM sums the echoed tokens' lengths, which a split
+ * character or an echoed `<s>` throws off). Otherwise, and without them, tokens are taken as the text they decode to; a byte-level or SentencePiece marker (Ġ, Ċ, ▁) is read
  * as the space or line break it stands for, and a special token absent from the text covers nothing. A
  * character split over several byte tokens is echoed as "�" pieces: such a run covers the text up to where
  * the next token that decodes cleanly is found. Any other token that does not match covers as many
  * characters as it has (the best guess), so that one odd token does not shift the rest by more than itself.
  */
 export function alignTokens(text: string, tokens: readonly string[], offsets?: readonly number[]): { start: number; end: number }[] {
-  if (offsets && offsets.length === tokens.length) {
+  const plainOf = (t: string) => t.replace(/[Ġ▁]/g, ' ').replace(/Ċ/g, '\n');
+  const readsAt = (t: string, at: number) => t.includes('\uFFFD') || SPECIAL.test(t) || text.startsWith(t, at) || text.startsWith(plainOf(t), at);
+  if (offsets && offsets.length === tokens.length && tokens.every((t, i) => readsAt(t, offsets[i]!))) {
     return tokens.map((_, i) => {
       const start = Math.min(text.length, offsets[i]!);
       return { start, end: Math.max(start, Math.min(text.length, offsets[i + 1] ?? text.length)) };
     });
   }
-  const plainOf = (t: string) => t.replace(/[Ġ▁]/g, ' ').replace(/Ċ/g, '\n');
   const spans: { start: number; end: number }[] = [];
   let pos = 0;
   for (let i = 0; i < tokens.length; i++) {

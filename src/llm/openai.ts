@@ -137,12 +137,38 @@ function readLogprobs(choice: Choice, c: WireChoice, echoedPrompt: string | unde
   if (!lp?.tokens || !lp.token_logprobs) return;
   let split = 0;
   if (echoedPrompt !== undefined) {
-    let at = 0;
-    while (split < lp.tokens.length && (lp.text_offset?.[split] ?? at) < echoedPrompt.length) at += lp.tokens[split++]!.length;
-    choice.promptLogprobs = { tokens: lp.tokens.slice(0, split), logprobs: lp.token_logprobs.slice(0, split).map((x) => x ?? null), ...(lp.text_offset && { offsets: lp.text_offset.slice(0, split) }) };
+    // The generated tokens are the last ones, and they spell the text after the prompt: counted back from
+    // the end, which needs neither the offsets (vLLM's are sums of token lengths, off after an echoed <s>)
+    // nor the prompt's tokens to decode cleanly.
+    const completion = (c.text ?? '').startsWith(echoedPrompt) ? (c.text ?? '').slice(echoedPrompt.length) : undefined;
+    if (completion !== undefined) {
+      split = lp.tokens.length;
+      let got = 0;
+      while (split > 0 && got < completion.length) got += lp.tokens[--split]!.length;
+    } else {
+      let at = 0;
+      while (split < lp.tokens.length && at < echoedPrompt.length) at += lp.tokens[split++]!.length;
+    }
+    // Servers count offsets in Unicode characters (Python's len), JavaScript strings in UTF-16 units.
+    const units = utf16Offsets(echoedPrompt);
+    const chars = units.length - 1;
+    const offsets = lp.text_offset?.slice(0, split).map((o) => units[Math.min(o, chars)]!);
+    choice.promptLogprobs = { tokens: lp.tokens.slice(0, split), logprobs: lp.token_logprobs.slice(0, split).map((x) => x ?? null), ...(offsets && { offsets }) };
   }
   choice.logprobs = { tokens: lp.tokens.slice(split), logprobs: lp.token_logprobs.slice(split).map((x) => x ?? 0) };
   if (wantTop && lp.top_logprobs) choice.logprobs.top = lp.top_logprobs.slice(split).map((x) => x ?? {});
+}
+
+/** For each Unicode character of `text` (and its end), where it starts in UTF-16 units. */
+function utf16Offsets(text: string): number[] {
+  const out: number[] = [];
+  let at = 0;
+  for (const ch of text) {
+    out.push(at);
+    at += ch.length;
+  }
+  out.push(at);
+  return out;
 }
 
 /**

@@ -63,6 +63,9 @@ describe('token alignment', () => {
     // With the server's character offsets (text_offset) they decide.
     const byOffsets = alignTokens(text, ['1940', ' �', '�', ' Feb', 'ruary', ' 11', '.'], [0, 4, 6, 6, 10, 15, 18]);
     assert.deepEqual(byOffsets.map((x) => text.slice(x.start, x.end)), ['1940', ' –', '', ' Feb', 'ruary', ' 11', '.']);
+    // Offsets that do not fit the tokens (vLLM sums token lengths: an echoed <s> shifts them by 3) are not used.
+    const shifted = alignTokens('The film', ['<s>', 'The', ' film'], [0, 3, 6]);
+    assert.deepEqual(shifted, [{ start: 0, end: 0 }, { start: 0, end: 3 }, { start: 3, end: 8 }]);
   });
 });
 

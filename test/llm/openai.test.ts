@@ -110,6 +110,10 @@ describe('OpenAI-compatible backend', () => {
       assert.deepEqual(scored.choices[0]!.promptLogprobs, { tokens: ['Q:', ' a', ' b'], logprobs: [null, -1, -1], offsets: [0, 2, 4] });
       assert.deepEqual(scored.choices[0]!.logprobs?.tokens, ['yes', ' it', ' is']);
       assert.equal(scored.choices[0]!.text, 'yes it is');
+      // A character outside the BMP: the server counts it as one, JavaScript as two; offsets come back in UTF-16.
+      const shark = await new OpenAICompatibleLLM(fake.url, 'm', fastRetry).generate({ prompt: 'Jaws 🦈 was', echo: true, maxTokens: 1 });
+      assert.deepEqual(shark.choices[0]!.promptLogprobs, { tokens: ['Jaws', ' 🦈', ' was'], logprobs: [null, -1, -1], offsets: [0, 4, 7] });
+      assert.deepEqual(shark.choices[0]!.logprobs?.tokens, ['yes', ' it', ' is']);
     } finally {
       await fake.close();
     }
