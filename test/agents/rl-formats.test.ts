@@ -12,19 +12,7 @@ import { PROTOCOLS } from '../../src/agents/registry.js';
 import { lastBoxed } from '../../src/agents/re-search.js';
 import type { Action, RetrievedDoc, Step } from '../../src/core/trajectory.js';
 import type { State } from '../../src/env/env.js';
-
-const question = 'who founded the city where the founder of geometry lived?';
-const doc = (title: string, text: string, i: number): RetrievedDoc => ({ passageId: `${title}-${i}`, title, text, score: 1 });
-const euclid = [
-  doc('Euclid', 'Euclid, sometimes called Euclid of Alexandria, was a Greek mathematician, often referred to as the "founder of geometry".', 0),
-  doc("Euclid's Elements", 'The Elements is a mathematical treatise consisting of 13 books attributed to Euclid in Alexandria, Ptolemaic Egypt c. 300 BC.', 1),
-  doc('Geometry', 'Geometry is one of the oldest branches of mathematics.', 2),
-];
-const alexandria = [
-  doc('Alexandria', 'Alexandria was founded around a small pharaonic town c. 332 BC by Alexander the Great.', 3),
-  doc('History of Alexandria', 'The city was founded by Alexander the Great in April 331 BC.', 4),
-  doc('Alexander the Great', 'Alexander III of Macedon, commonly known as Alexander the Great, was a king of Macedon.', 5),
-];
+import { alexandria, doc, euclid, question } from '../fixtures/euclid.js';
 
 interface Turn {
   /** What the backend returns (stop string dropped). */
