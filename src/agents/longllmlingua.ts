@@ -5,7 +5,8 @@
  *
  * 1. Question-aware coarse ranking: each document d_k is scored by the perplexity of the question, with
  *    the paper's restrictive sentence after it, given the document — the mean −log p of those tokens in
- *    one echo request of `d_k + " " + question + " " + restriction` — and the documents are ordered by it,
+ *    one echo request of `d_k + question + " " + restriction` (nothing between the document and the
+ *    question, as LLMLingua joins them) — and the documents are ordered by it,
  *    lowest first (the most relevant first: the "sort" reordering).
  * 2. Budget: the target is `(L_q + Σ L_k)·rate − L_q` tokens (L in the scorer's tokens; 100 when
  *    negative), plus 100 ("+100", the context budget); documents are taken in ranked order, each
@@ -31,8 +32,7 @@
  * deciding each token by the score of the token after it (its loss vector is shifted by one); here a
  * token is decided by its own score; (d) compression of the blank lines between documents (they are
  * kept, and the compressed documents are shown one a line), and the question appended to the
- * compressed context (the answer prompt states it); the reference also writes the document and the
- * question of a ranking request with nothing between them, here a space. Kept are all the components the paper's ablation
+ * compressed context (the answer prompt states it). Kept are all the components the paper's ablation
  * takes away one at a time that act on the prompt: the question-aware coarse ranking (with the
  * restrictive statement; its removal costs the most there), document reordering, the dynamic ratio and
  * the question-aware fine-grained (contrastive) compression.
@@ -79,10 +79,10 @@ export async function rankDocuments(question: string, lines: readonly string[], 
   let questionTokens = 0;
   const docs = await Promise.all(
     lines.map(async (line, index): Promise<RankedDoc> => {
-      const tokens = (await scoreText(scorer, `${line} ${question} ${LLMLINGUA_RESTRICTION}`, 'LongLLMLingua')).filter(isText);
+      const tokens = (await scoreText(scorer, `${line}${question} ${LLMLINGUA_RESTRICTION}`, 'LongLLMLingua')).filter(isText);
       const cut = line.length;
       const after = tokens.filter((t) => t.start >= cut);
-      if (index === 0) questionTokens = after.filter((t) => t.start < cut + 1 + question.length).length;
+      if (index === 0) questionTokens = after.filter((t) => t.start < cut + question.length).length;
       return { index, tokens: tokens.length - after.length, perplexity: nanMean(after.map(selfInfo)) };
     }),
   );

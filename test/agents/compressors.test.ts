@@ -189,7 +189,7 @@ function lingua(req: GenerateRequest): Choice {
   const tokens = words(p);
   if (p.endsWith(LLMLINGUA_RESTRICTION)) {
     // Ranking: the document's words score 1, the question's and the restriction's its perplexity.
-    const docWords = words(p.slice(0, p.indexOf(` ${Q}`))).length;
+    const docWords = words(p.slice(0, p.indexOf(Q))).length;
     return echo(tokens, tokens.map((_, i) => (i === 0 ? null : i < docWords ? 1 : QUESTION_PPL[p.slice(0, 5)]!)));
   }
   if (p.startsWith(`${Q}\n\n`)) {
@@ -224,13 +224,14 @@ describe('LongLLMLingua', () => {
     const { t, answerPrompt } = await run(longLlmLingua({ scorer, budget: 0 }), llm, [harbor, tolvik, noise]);
     const prompts = scorer.requests.map((r) => r.prompt!);
     // Three ranking requests: document, question, restrictive statement.
-    assert.deepEqual(prompts.slice(0, 3), [LINES.harbor, LINES.tolvik, LINES.noise].map((l) => `${l} ${Q} ${LLMLINGUA_RESTRICTION}`));
-    // Order Tolvik (1.5) < Harbor (2.0) < noise (3.0); lengths 12, 16, 9 words, question 9: target (9 + 37)·0.55 − 9 = 16.3,
-    // Tolvik leaves 4.3, Harbor overspends it (kept) → noise dropped.
+    assert.deepEqual(prompts.slice(0, 3), [LINES.harbor, LINES.tolvik, LINES.noise].map((l) => `${l}${Q} ${LLMLINGUA_RESTRICTION}`));
+    // Order Tolvik (1.5) < Harbor (2.0) < noise (3.0); lengths 12, 16, 9 words, the question 8 more (its first word is
+    // written onto the document's last, "1930.Where", a document token here): target (8 + 37)·0.55 − 8 = 16.75,
+    // Tolvik leaves 4.75, Harbor overspends it (kept) → noise dropped.
     const context = `${LINES.tolvik}\n\n${LINES.harbor}`;
     assert.deepEqual(prompts.slice(3).sort(), [context, `${Q}\n\n${context}`].sort());
-    // τ = 16.3 / (14 + 18 + 1) = 0.4939: Tolvik keeps τ + 0.3 = 0.7939 (⌊27·0.7939⌋ = 21st highest of 27 scores, 0.09:
-    // in and in and 2(Title: go), Harbor τ − 0.3 = 0.1939 (5th highest, 0.8: strictly above it only Maren, Tolvik.).
+    // τ = 16.75 / (14 + 18 + 1) = 0.5076: Tolvik keeps τ + 0.3 = 0.8076 (⌊27·0.8076⌋ = 21st highest of 27 scores, 0.09:
+    // in and in and 2(Title: go), Harbor τ − 0.3 = 0.2076 (5th highest, 0.8: strictly above it only Maren, Tolvik.).
     const compressed = 'Doc "Maren Tolvik") Maren Tolvik was born Oslo 1930.\nMaren Tolvik.';
     assert.equal(t.steps[0]!.summary, compressed);
     assert.ok(answerPrompt.startsWith(`Documents:\n${compressed}\n\nQuestion: ${Q}\n`));
