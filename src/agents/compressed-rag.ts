@@ -165,6 +165,16 @@ export async function scoreText(llm: LLM, text: string, who: string): Promise<Sc
   return scored;
 }
 
+/**
+ * A token that counts as one of the text's although it covers no character of it: a later byte piece of a
+ * character split over several tokens (echoed as "�"; the first piece holds the character). The references
+ * count and score every piece as a token.
+ */
+export const isBytePiece = (t: ScoredToken): boolean => t.end === t.start && t.token.includes('\uFFFD');
+
+/** A token of the text: it covers characters, or it is a later byte piece of one ({@link isBytePiece}). */
+export const isTextToken = (t: ScoredToken): boolean => t.end > t.start || isBytePiece(t);
+
 /** Self-information (−log p, in nats) of a scored token; NaN where it has no log-probability. */
 export const selfInfo = (t: ScoredToken): number => (t.logprob === null || !Number.isFinite(t.logprob) ? Number.NaN : -t.logprob);
 

@@ -40,7 +40,7 @@
 import { InputError } from '../core/errors.js';
 import type { RetrievedDoc } from '../core/trajectory.js';
 import type { LLM } from '../llm/types.js';
-import { compressedRag, docLines, nanMean, type ScoredToken, scoreText, selfInfo, withAuxModel } from './compressed-rag.js';
+import { compressedRag, docLines, isTextToken, nanMean, type ScoredToken, scoreText, selfInfo, withAuxModel } from './compressed-rag.js';
 import type { Protocol } from './protocol.js';
 
 /** The restrictive statement LongLLMLingua appends to the question when ranking documents. */
@@ -68,7 +68,7 @@ export interface RankedDoc {
   perplexity: number;
 }
 
-const isText = (t: ScoredToken) => t.end > t.start;
+const isText = isTextToken;
 
 /**
  * Step 1: each document's length and the question's mean −log p after it (one echo request each, at
@@ -123,19 +123,34 @@ export async function fineCompress(question: string, texts: readonly string[], r
   const context = texts.join('\n\n');
   const lead = `${question}\n\n`;
   const [alone, after] = await Promise.all([scoreText(scorer, context, 'LongLLMLingua'), scoreText(scorer, lead + context, 'LongLLMLingua')]);
-  // The same token after the question: the one covering the same characters of the context.
-  const conditioned = new Map<number, ScoredToken>();
-  for (const t of after) if (isText(t) && t.start >= lead.length) conditioned.set(t.start - lead.length, { ...t, start: t.start - lead.length, end: t.end - lead.length });
+  // The same token after the question: the one covering the same characters of the context (a later byte
+  // piece, covering none, by its place among the pieces at that point).
+  const keyOf = (tokens: readonly ScoredToken[]) => {
+    const seen = new Map<string, number>();
+    return tokens.map((t) => {
+      const k = `${t.start}:${t.end}`;
+      const n = seen.get(k) ?? 0;
+      seen.set(k, n + 1);
+      return `${k}:${n}`;
+    });
+  };
+  const afterShifted = after.filter((t) => isText(t) && t.start >= lead.length).map((t) => ({ ...t, start: t.start - lead.length, end: t.end - lead.length }));
+  const conditioned = new Map<string, ScoredToken>();
+  keyOf(afterShifted).forEach((k, i) => conditioned.set(k, afterShifted[i]!));
   const spans: { start: number; end: number }[] = [];
   let at = 0;
   for (const t of texts) {
     spans.push({ start: at, end: at + t.length });
     at += t.length + 2;
   }
-  const scored = alone.filter(isText).map((t) => {
-    const c = conditioned.get(t.start);
-    const contrast = c && c.end === t.end ? selfInfo(t) - selfInfo(c) : Number.NaN;
-    return { t, contrast, doc: spans.findIndex((s) => s.start < t.end && t.start < s.end) };
+  const own = alone.filter(isText);
+  const ownKeys = keyOf(own);
+  const scored = own.map((t, i) => {
+    const c = conditioned.get(ownKeys[i]!);
+    const contrast = c ? selfInfo(t) - selfInfo(c) : Number.NaN;
+    // A later byte piece belongs to the document of the character before it.
+    const at = t.end > t.start ? t : { start: t.start - 1, end: t.start };
+    return { t, contrast, doc: spans.findIndex((s) => s.start < at.end && at.start < s.end) };
   });
   const all = scored.filter((x) => x.doc >= 0).map((x) => x.contrast);
   const thresholds = ratios.map((r) => contrastThreshold(all, r));

@@ -27,7 +27,7 @@
 import { InputError } from '../core/errors.js';
 import type { RetrievedDoc } from '../core/trajectory.js';
 import type { LLM } from '../llm/types.js';
-import { compressedRag, docLines, nanMean, type ScoredToken, scoreText, selfInfo, withAuxModel } from './compressed-rag.js';
+import { compressedRag, docLines, isBytePiece, isTextToken, nanMean, type ScoredToken, scoreText, selfInfo, withAuxModel } from './compressed-rag.js';
 import type { Protocol } from './protocol.js';
 
 /** The lexical units Selective-Context filters. */
@@ -119,7 +119,9 @@ export function unitSelfInfo(units: readonly string[], tokens: readonly ScoredTo
     at += u.length;
   }
   const gathered = units.map((): number[] => []);
-  for (const t of tokens) {
+  for (const tok of tokens) {
+    // A later byte piece of a split character goes to the unit of that character (the one before it).
+    const t = isBytePiece(tok) && tok.start > 0 ? { ...tok, start: tok.start - 1 } : tok;
     if (t.end <= t.start || /^\s*$/.test(t.token)) continue;
     const hit = spans.flatMap((s, k) => (s.start < t.end && t.start < s.end ? [k] : []));
     const info = selfInfo(t);
@@ -169,8 +171,9 @@ export async function selectiveContextCompress(docs: readonly RetrievedDoc[], sc
   const infos: number[] = [];
   sentences.forEach((s, i) => {
     const tokens = scored[i]!;
-    const own = level === 'phrase' ? phraseUnits(s) : tokens.filter((t) => t.end > t.start).map((t) => s.slice(t.start, t.end));
-    const info = level === 'phrase' ? unitSelfInfo(own, tokens) : tokens.filter((t) => t.end > t.start).map(selfInfo);
+    // Token units: every token of the text, a later byte piece of a split character as a unit with no text of its own.
+    const own = level === 'phrase' ? phraseUnits(s) : tokens.filter(isTextToken).map((t) => s.slice(t.start, t.end));
+    const info = level === 'phrase' ? unitSelfInfo(own, tokens) : tokens.filter(isTextToken).map(selfInfo);
     if (i > 0 && own.length > 0) own[0] = ` ${own[0]!.trimStart()}`;
     units.push(...own);
     infos.push(...info);

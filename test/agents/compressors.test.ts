@@ -56,13 +56,18 @@ const scoredTokens = (pairs: [string, number | null][]): ScoredToken[] => {
 };
 
 describe('token alignment', () => {
-  it('a character split over byte tokens ("�" pieces) covers its text; the tokens after it stay in place', () => {
+  it('a character split over byte tokens ("�" pieces) covers its text; the tokens after it stay in place', async () => {
     const text = '1940 – February 11.';
     const spans = alignTokens(text, ['1940', ' �', '�', ' Feb', 'ruary', ' 11', '.']);
     assert.deepEqual(spans.map((x) => text.slice(x.start, x.end)), ['1940', ' –', '', ' Feb', 'ruary', ' 11', '.']);
     // With the server's character offsets (text_offset) they decide.
     const byOffsets = alignTokens(text, ['1940', ' �', '�', ' Feb', 'ruary', ' 11', '.'], [0, 4, 6, 6, 10, 15, 18]);
     assert.deepEqual(byOffsets.map((x) => text.slice(x.start, x.end)), ['1940', ' –', '', ' Feb', 'ruary', ' 11', '.']);
+    // The later piece covers nothing but still counts as a token of its document (as the references count it).
+    const { rankDocuments } = await import('../../src/agents/longllmlingua.js');
+    const scorer = new ScriptedLLM((req) => echo(['A', ' �', '�', ' b', 'Who', '?', ' We', ' can'], [null, 1, 1, 1, 2, 2, 2, 2]));
+    const { ranked, questionTokens } = await rankDocuments('Who?', ['A é b'], scorer);
+    assert.deepEqual([ranked[0]!.tokens, questionTokens, ranked[0]!.perplexity], [4, 2, 2]);
     // Offsets that do not fit the tokens (vLLM sums token lengths: an echoed <s> shifts them by 3) are not used.
     const shifted = alignTokens('The film', ['<s>', 'The', ' film'], [0, 3, 6]);
     assert.deepEqual(shifted, [{ start: 0, end: 0 }, { start: 0, end: 3 }, { start: 3, end: 8 }]);
