@@ -15,8 +15,8 @@ import { InputError } from '../core/errors.js';
 import type { Message, RetrievedDoc, Step } from '../core/trajectory.js';
 import type { State } from '../env/env.js';
 import type { LLM } from '../llm/types.js';
-import { formatDocs, type Protocol } from './protocol.js';
-import { rag, SYSTEM } from './rag-gym.js';
+import { firstSearch, formatDocs, hasAnswered, type Protocol } from './protocol.js';
+import { rag, ragUserPrompt, SYSTEM } from './rag-gym.js';
 
 /** Turns the question's retrieved documents into the context the answer prompt shows. */
 export type Compressor = (question: string, docs: readonly RetrievedDoc[], llm: LLM) => Promise<string>;
@@ -31,18 +31,12 @@ export interface CompressedRagSpec {
 /** What the prompt shows when a compressor keeps nothing (RECOMP's "selective augmentation": an empty summary). */
 export const NO_CONTEXT = '(nothing relevant in the documents)';
 
-const searchStep = (state: State): Step | undefined => state.steps.find((s) => s.action.type === 'search' && s.docs);
-
 /** The context the answer prompt shows: the compressed documents, or the documents themselves before any compression. */
 export function compressedContext(state: State): string {
-  const search = searchStep(state);
+  const search = firstSearch(state);
   if (!search) return '(none)';
   if (search.summary === undefined) return formatDocs(search.docs ?? []);
   return search.summary.trim() || NO_CONTEXT;
-}
-
-function userPrompt(question: string, context: string): string {
-  return `Documents:\n${context}\n\nQuestion: ${question}\nUsing the documents, think it through step by step. End with a line of the form "Answer: <short answer>".`;
 }
 
 /** `protocol` with its `withAux` (the compressor's own model given). */
@@ -59,8 +53,8 @@ export function compressedRag(spec: CompressedRagSpec): Protocol {
     name: spec.name,
     description: spec.description,
     async prepare(state: State, llm: LLM): Promise<void> {
-      const search = searchStep(state);
-      if (!search || search.summary !== undefined || state.steps.some((s) => s.action.type === 'answer')) return;
+      const search = firstSearch(state);
+      if (!search || search.summary !== undefined || hasAnswered(state)) return;
       let job = pending.get(search);
       if (!job) {
         job = spec.compress(state.question.question, search.docs ?? [], llm);
@@ -74,7 +68,7 @@ export function compressedRag(spec: CompressedRagSpec): Protocol {
     },
     render: (state: State): Message[] => [
       { role: 'system', content: SYSTEM },
-      { role: 'user', content: userPrompt(state.question.question, compressedContext(state)) },
+      { role: 'user', content: ragUserPrompt(state.question.question, compressedContext(state)) },
     ],
     template: {
       kinds: { main: { description: 'the whole prompt', fields: { question: { required: true, description: 'the question' }, documents: { required: true, description: "the retrieved documents as the compressor left them (the documents themselves before it ran)" } } } },

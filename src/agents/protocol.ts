@@ -6,7 +6,7 @@
  * produce trajectories in the same format (for SFT data) and parse(format(a)) = a.
  */
 import type { Passage } from '../core/types.js';
-import type { Action, ActionType, Message, RetrievedDoc } from '../core/trajectory.js';
+import type { Action, ActionType, Message, RetrievedDoc, Step } from '../core/trajectory.js';
 import type { State } from '../env/env.js';
 import type { LLM } from '../llm/types.js';
 import { groundingQuote } from './gold.js';
@@ -170,6 +170,12 @@ export function latestSearchDocs(state: State): string {
   const last = [...state.steps].reverse().find((s) => s.action.type === 'search' && s.docs);
   return last ? formatDocs(last.docs ?? []) : '(none)';
 }
+
+/** The episode's first search that ran (the one search of `rag`-shaped protocols: SuRe, Self-RAG, the compressors). */
+export const firstSearch = (state: State): Step | undefined => state.steps.find((s) => s.action.type === 'search' && s.docs);
+
+/** The episode has its answer step. */
+export const hasAnswered = (state: State): boolean => state.steps.some((s) => s.action.type === 'answer');
 
 /** The answer is due: forced, or no searches left (a protocol whose next step would be a search must answer instead). */
 export const answerDue = (state: State) => state.mustAnswer || state.searchesLeft <= 0;

@@ -67,6 +67,11 @@ export const cot: Protocol = {
   format: (action, state) => (action.type === 'answer' ? `${thoughtFor(action, state)}\nAnswer: ${action.answer}` : ''),
 };
 
+/** RAG's answer prompt over `documents` (also the compressors' in compressed-rag.ts, over the compressed text). */
+export function ragUserPrompt(question: string, documents: string): string {
+  return `Documents:\n${documents}\n\nQuestion: ${question}\nUsing the documents, think it through step by step. End with a line of the form "Answer: <short answer>".`;
+}
+
 export const rag: Protocol = {
   name: 'rag',
   description: 'RAG-Gym RAG: search the question itself, then reason over the documents and answer',
@@ -75,10 +80,7 @@ export const rag: Protocol = {
   fixedAction: (state) => (state.steps.length === 0 && !state.mustAnswer ? { type: 'search', query: state.question.question } : undefined),
   render: (state) => [
     { role: 'system', content: SYSTEM },
-    {
-      role: 'user',
-      content: `Documents:\n${retrievedBlock(state) || '(none)'}\n\nQuestion: ${state.question.question}\nUsing the documents, think it through step by step. End with a line of the form "Answer: <short answer>".`,
-    },
+    { role: 'user', content: ragUserPrompt(state.question.question, retrievedBlock(state) || '(none)') },
   ],
   template: {
     kinds: { main: { description: 'the whole prompt', fields: { question: { required: true, description: 'the question' }, documents: { required: true, description: 'the documents retrieved for the question, "Doc 1 (Title: …) text" lines' } } } },

@@ -47,7 +47,7 @@ import type { Action, Message, RetrievedDoc, Step } from '../core/trajectory.js'
 import type { Question } from '../core/types.js';
 import type { State } from '../env/env.js';
 import { type Choice, type GenerateRequest, type LLM, messagesToPrompt } from '../llm/types.js';
-import { answerDue, invalid, type Protocol } from './protocol.js';
+import { answerDue, firstSearch, hasAnswered, invalid, type Protocol } from './protocol.js';
 
 // ------------------------------------------------------------------------------- reflection tokens
 
@@ -262,12 +262,10 @@ export function selfRagProtocol(options: SelfRagOptions = {}): Protocol {
   // the model that made it; the per-passage scores per search step.
   const decided = new WeakMap<Question, { by: string; decision: RetrievalDecision }>();
   const scored = new WeakMap<Step, PassageRecord>();
-  const searchStep = (state: State) => state.steps.find((s) => s.action.type === 'search');
-  const answered = (state: State) => state.steps.some((s) => s.action.type === 'answer');
 
   /** The model's turn after the instruction in `state`: the best (else first) passage after a search, `[No Retrieval]` otherwise. */
   const continuation = (state: State): string => {
-    const search = searchStep(state);
+    const search = firstSearch(state);
     const docs = search?.docs ?? [];
     if (docs.length === 0) return NO_RETRIEVE;
     const best = search ? scored.get(search)?.best : undefined;
@@ -284,9 +282,9 @@ export function selfRagProtocol(options: SelfRagOptions = {}): Protocol {
     async prepare(state: State, llm: LLM): Promise<void> {
       // `this` is the protocol as registered (with a --prompt-template, its templated render).
       const p: Protocol = (this as Protocol | undefined)?.render ? this : self;
-      if (answered(state)) return;
+      if (hasAnswered(state)) return;
       const prefix = messagesToPrompt(p.render(state).slice(0, -1));
-      const search = searchStep(state);
+      const search = firstSearch(state);
       if (!search) {
         if (answerDue(state) || decided.get(state.question)?.by === llm.spec) return;
         let decision: RetrievalDecision;
@@ -313,11 +311,11 @@ export function selfRagProtocol(options: SelfRagOptions = {}): Protocol {
     // The decision not to retrieve has no search step to hold it: the answer step records it.
     stepNote(state: State): string | undefined {
       const d = decided.get(state.question)?.decision;
-      return d && !d.retrieve && !searchStep(state) && !answered(state) ? decisionLine(d, settings) : undefined;
+      return d && !d.retrieve && !firstSearch(state) && !hasAnswered(state) ? decisionLine(d, settings) : undefined;
     },
     fixedAction(state: State): Action | undefined {
-      if (answered(state)) return undefined;
-      const search = searchStep(state);
+      if (hasAnswered(state)) return undefined;
+      const search = firstSearch(state);
       if (!search) {
         // Without a decision (a non-LLM policy) the episode retrieves, as `rag`; with no search left it answers.
         const d = decided.get(state.question)?.decision;

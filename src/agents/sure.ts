@@ -13,7 +13,7 @@
 import type { Action, Step } from '../core/trajectory.js';
 import type { State } from '../env/env.js';
 import type { LLM } from '../llm/types.js';
-import { formatDocs, type Protocol } from './protocol.js';
+import { firstSearch, formatDocs, hasAnswered, type Protocol } from './protocol.js';
 import { rag } from './rag-gym.js';
 
 /** Answer candidates per question (the paper's K). */
@@ -87,16 +87,14 @@ async function runSure(state: State, search: Step, llm: LLM): Promise<SureRecord
   return { candidates, validity, ranking, ...(chosen !== undefined && { chosen }) };
 }
 
-const searchStep = (state: State) => state.steps.find((s) => s.action.type === 'search' && s.docs);
-
 export const sure: Protocol = {
   ...rag,
   name: 'sure',
   description: 'SuRe: one search; K answer candidates, a supporting summary of each, summaries judged alone and in pairs; the best candidate answers',
   defaults: { ...rag.defaults, maxTokens: 160 },
   async prepare(state: State, llm: LLM): Promise<void> {
-    const search = searchStep(state);
-    if (!search || decided.has(search) || state.steps.some((s) => s.action.type === 'answer')) return;
+    const search = firstSearch(state);
+    if (!search || decided.has(search) || hasAnswered(state)) return;
     const r = await runSure(state, search, llm);
     decided.set(search, r);
     search.summary = `SuRe candidates: ${r.candidates.map((c, i) => `${c} (validity ${r.validity[i]}, ranking ${r.ranking[i]})`).join('; ') || 'none readable'}${r.chosen !== undefined ? `; chosen: ${r.chosen}` : ''}`;
@@ -104,8 +102,8 @@ export const sure: Protocol = {
   fixedAction(state: State): Action | undefined {
     const fixed = rag.fixedAction!(state);
     if (fixed) return fixed;
-    const search = searchStep(state);
+    const search = firstSearch(state);
     const chosen = search ? decided.get(search)?.chosen : undefined;
-    return chosen !== undefined && !state.steps.some((s) => s.action.type === 'answer') ? { type: 'answer', answer: chosen } : undefined;
+    return chosen !== undefined && !hasAnswered(state) ? { type: 'answer', answer: chosen } : undefined;
   },
 };
