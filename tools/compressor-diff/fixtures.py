@@ -6,13 +6,14 @@ a question mark inside a text, a parenthesis, non-ASCII letters). q3's documents
 LongLLMLingua's 200-token windows: in FlashRAG's lines 199 document tokens, 227 with the question, just over
 the first window's 220); the others' are longer than two windows."""
 
-QUESTIONS = [
-    {"id": "q1", "question": "In what year was the director of Jaws born?", "golden_answers": ["1946"]},
-    {"id": "q2", "question": "What is the capital of the country where the Taj Mahal is located?", "golden_answers": ["New Delhi"]},
-    {"id": "q3", "question": "Who is the spouse of the author of Harry Potter?", "golden_answers": ["Neil Murray"]},
-    {"id": "q4", "question": "Which river flows through the birthplace of Wolfgang Amadeus Mozart?", "golden_answers": ["Salzach", "Salzach river"]},
-    {"id": "q5", "question": "What is the nationality of the composer of the opera Carmen?", "golden_answers": ["French"]},
-]
+import importlib.util as _iu
+import os as _os
+
+# The questions are the FlashRAG differential's own (one list for both checks).
+_spec = _iu.spec_from_file_location("_flashrag_diff_fixtures", _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "..", "flashrag-diff", "fixtures", "fixtures.py"))
+_fd = _iu.module_from_spec(_spec)
+_spec.loader.exec_module(_fd)
+QUESTIONS = _fd.QUESTIONS
 
 # id -> (title, text)
 CORPUS = {
