@@ -15,7 +15,7 @@ import type { State } from '../env/env.js';
 import { retrievedDocs } from '../env/env.js';
 import { ENGLISH_STOP_WORDS } from '../retrieval/analyzer.js';
 import type { Embedder } from '../retrieval/embedders/embedder.js';
-import { chainLength, entities, relationOverlap, relationWords } from './question-parts.js';
+import { aliasObject, chainLength, entities, relationObjects, relationOrder, relationOverlap, relationWords, speaksOf } from './question-parts.js';
 import type { Candidate } from './types.js';
 
 export const PROCESS_FEATURES = [
@@ -27,6 +27,7 @@ export const PROCESS_FEATURES = [
   'answer:beside_last_entity', 'answer:sentence_relation', 'answer:chain_covered',
   'extract:beside_last_entity', 'extract:sentence_relation',
   'answer:names_last_entity',
+  'search:bridge_next_relation', 'answer:beside_next_relation', 'extract:beside_next_relation', 'search:relations_open', 'answer:relations_open', 'search:real_name_of_question_entity', 'answer:object_of_last_relation',
 ] as const;
 
 /**
@@ -36,21 +37,39 @@ export const PROCESS_FEATURES = [
  * the question's relations, the likelier it is the right bridge; an answer stands beside that entity
  * likewise. `covered`: searches made against the lookups the question's wording asks for.
  */
-function chainFeatures(state: State, c: Candidate, w: Set<string>, q: Set<string>): { bridge: number; bridgeRelation: number; beside: number; relation: number; covered: number; namesSubject: number } {
+function chainFeatures(state: State, c: Candidate, w: Set<string>, q: Set<string>): { bridge: number; bridgeRelation: number; beside: number; relation: number; covered: number; namesSubject: number; next: number; open: number; alias: number; last: number } {
   const searches = state.steps.filter((s) => s.action.type === 'search');
   const covered = Math.min(1, searches.length / chainLength(state.question.question));
+  const all = relationWords(state.question.question);
+  const stillOpen = openRelations(state, searches);
+  // The hops not yet followed by a search: grounding a hop's evidence names the next entity, searching it follows the hop.
+  const unfollowed = openRelations(state, searches, false);
+  // The share of the question's relations not yet followed: the chain's last hop leaves one.
+  const open = all.length ? unfollowed.length / all.length : 0;
   const last = searches[searches.length - 1];
-  const out = { bridge: 0, bridgeRelation: 0, beside: 0, relation: 0, covered, namesSubject: 0 };
+  const out = { bridge: 0, bridgeRelation: 0, beside: 0, relation: 0, covered, namesSubject: 0, next: 0, open, alias: 0, last: 0 };
   if (!last || last.action.type !== 'search') return out;
   const subject = words(entities(last.action.query).join(' '));
-  const rel = openRelations(state, searches);
+  // With none left open, a chain's last hop still reads the question's relations.
+  const rel = stillOpen.length ? stillOpen : all;
   // A sentence of a page about that entity (its title names it, or it names the title) is beside it too.
   const titleAbout = (title: string) => {
     const t = words(title);
-    return [...subject].some((e) => t.has(e)) || (t.size > 0 && [...t].every((x) => subject.has(x)));
+    return (subject.size > 0 && [...subject].every((e) => t.has(e))) || (t.size > 0 && [...t].every((x) => subject.has(x)));
   };
   const sentences = (last.docs ?? []).flatMap((d) => sentencesOf(d.text).map((x) => ({ text: x, w: words(x), page: titleAbout(d.title) })));
   const beside = (x: { w: Set<string>; page: boolean }) => x.page || [...subject].some((e) => x.w.has(e));
+  // The question names a thing by another name: a sentence giving its real name (an alternative-title page).
+  const named = entities(state.question.question).map((e) => words(e)).filter((e) => e.size > 0);
+  const isNamed = (m: string) => { const mw = words(m); return named.some((e) => [...e].every((x) => mw.has(x))); };
+  const searchedWords = new Set(searches.flatMap((s) => (s.action.type === 'search' ? [...words(s.action.query)] : [])));
+  const aliases = sentences.flatMap((x) => (named.some((e) => [...e].every((y) => x.w.has(y))) ? [aliasObject(x.text, isNamed)].filter((o): o is string => !!o) : []));
+  // Until the real name is searched the chain has not begun: no relation is next.
+  const aliasPending = aliases.some((o) => [...words(o)].some((x) => !searchedWords.has(x)));
+  const next = aliasPending ? undefined : nextRelation(state.question.question, unfollowed, sentences.filter(beside).map((x) => x.text));
+  // The sentence gives the candidate as the next relation's object ("His spouse is T" for the spouse hop).
+  const isSubject = (m: string) => { const mw = words(m); return mw.size > 0 && [...mw].every((x) => subject.has(x)); };
+  const nextObject = (text: string, cand: Set<string>) => next !== undefined && relationObjects(text, next, isSubject).some((o) => { const ow = words(o); return cand.size > 0 && [...cand].every((x) => ow.has(x)); });
   const a = c.action;
   if (a.type === 'search') {
     const earlier = new Set(searches.flatMap((s) => (s.action.type === 'search' ? [...words(s.action.query)] : [])));
@@ -60,13 +79,16 @@ function chainFeatures(state: State, c: Candidate, w: Set<string>, q: Set<string
       if (!fresh.every((f) => x.w.has(f)) || !beside(x)) continue;
       out.bridge = 1;
       if (relationOverlap(x.text, rel) > 0) out.bridgeRelation = 1;
+      if (nextObject(x.text, new Set(fresh))) out.next = 1;
     }
+    if (aliases.some((o) => fresh.every((f) => words(o).has(f)))) out.alias = 1;
   } else if (a.type === 'extract') {
     // Evidence about the entity the latest search was for, on the question's relations.
     const ew = words(a.evidence);
     if (ew.size === 0) return out;
     out.beside = [...subject].some((e) => ew.has(e)) ? 1 : 0;
     out.relation = relationOverlap(a.evidence, rel) > 0 ? 1 : 0;
+    out.next = out.beside && next !== undefined && speaksOf(a.evidence, next) ? 1 : 0;
   } else if (a.type === 'answer') {
     const norm = normalizeAnswer(a.answer);
     if (norm === '') return out;
@@ -76,22 +98,22 @@ function chainFeatures(state: State, c: Candidate, w: Set<string>, q: Set<string
       if (!` ${normalizeAnswer(x.text)} `.includes(` ${norm} `)) continue;
       if (relationOverlap(x.text, rel) > 0) out.relation = 1;
       if (beside(x)) out.beside = 1;
+      if (beside(x) && nextObject(x.text, w)) out.next = 1;
     }
+    // The object of the last relation the chain has open is the question's answer.
+    if (out.next && unfollowed.every((r) => r === next)) out.last = 1;
   }
   return out;
 }
 
-/** A relation word is spoken of in a text (by its stem-like prefix, as relationOverlap matches it). */
-const speaksOf = (text: string, r: string) => normalizeAnswer(text).includes(r.slice(0, Math.max(4, r.length - 2)));
-
 /**
  * The question's relation words not yet resolved: a relation is resolved once a sentence speaking of it
  * led the chain on — the sentence of an earlier search's documents naming the entity searched next — or
- * was grounded as evidence. "The spouse of the lead actor of F": after F's page gave the lead actor and
- * the actor was searched, "lead" and "actor" are resolved and "spouse" is open. All of them when none is
- * left open, so a chain's last hop still reads the question's relations.
+ * was grounded as evidence (unless `evidence` is false: then only a search following a hop resolves it).
+ * "The spouse of the lead actor of F": after F's page gave the lead actor and the actor was searched,
+ * "lead" and "actor" are resolved and "spouse" is open.
  */
-function openRelations(state: State, searches: readonly State['steps'][number][]): string[] {
+function openRelations(state: State, searches: readonly State['steps'][number][], evidence = true): string[] {
   const rel = relationWords(state.question.question);
   const q = words(state.question.question);
   const used = new Set<string>();
@@ -109,9 +131,19 @@ function openRelations(state: State, searches: readonly State['steps'][number][]
       }
     }
   }
-  for (const st of state.steps) if (st.action.type === 'extract') for (const r of rel) if (speaksOf(st.action.evidence, r)) used.add(r);
-  const open = rel.filter((r) => !used.has(r));
-  return open.length ? open : rel;
+  if (evidence) for (const st of state.steps) if (st.action.type === 'extract') for (const r of rel) if (speaksOf(st.action.evidence, r)) used.add(r);
+  return rel.filter((r) => !used.has(r));
+}
+
+/**
+ * The relation the chain asks for next, read from the latest documents: of the open relations that a
+ * sentence beside the searched entity speaks of, the one nearest the question's named entity
+ * (question-parts relationOrder). Undefined when no such sentence speaks of an open relation.
+ */
+function nextRelation(question: string, open: readonly string[], besideSentences: readonly string[]): string | undefined {
+  const order = relationOrder(question);
+  const spoken = open.filter((r) => order.has(r) && besideSentences.some((s) => speaksOf(s, r)));
+  return spoken.sort((a, b) => order.get(a)! - order.get(b)!)[0];
 }
 
 function words(text: string): Set<string> {
@@ -192,6 +224,13 @@ export function processFeatures(state: State, c: Candidate): number[] {
     E ? chain.beside : 0,
     E ? chain.relation : 0,
     A ? chain.namesSubject : 0,
+    S ? chain.next : 0,
+    A ? chain.next : 0,
+    E ? chain.next : 0,
+    S ? chain.open : 0,
+    A ? chain.open : 0,
+    S ? chain.alias : 0,
+    A ? chain.last : 0,
   ];
 }
 

@@ -66,8 +66,9 @@ describe('gym candidates of a citing protocol (arena)', () => {
       return `${a.answer}|${a.citations!.join(',')}`;
     });
     assert.equal(new Set(keys).size, keys.length);
-    // The answers are the spans of the references (here the question's own context), in the usual order.
-    assert.deepEqual([...new Set(cands.map((c) => (c.action as { answer: string }).answer))], ['Gardens of Crown', 'Pyvo Preastaford', '2024', 'Shyndport', 'The Midnight Crown', 'Elumoon Nosivford', '2001']);
+    // The answers are the spans of the references (here the question's own context), in the usual order;
+    // "film" is what "… is a film …" says a thing is (the lower-case spans of occupations and genres).
+    assert.deepEqual([...new Set(cands.map((c) => (c.action as { answer: string }).answer))], ['Gardens of Crown', 'Pyvo Preastaford', '2024', 'Shyndport', 'film', 'The Midnight Crown', 'Elumoon Nosivford', '2001']);
   });
 
   it('the citation sets of one answer, rule by rule, without repeats', () => {

@@ -61,6 +61,8 @@ export const CANDIDATE_LIMITS: CandidateLimits = { docEntities: 8, spans: 16, ci
 
 const NUMBER = /\b\d{1,4}(?:,\d{3})*\b/g;
 const YES_NO = /^(are|is|was|were|do|does|did|can|has|have)\b/i;
+/** "is a(n) [Name] word": the lower-case word saying what something is. */
+const KIND_OF = /\b(?:is|was) an? (?:[A-Z][\p{L}'’-]* )?([a-z]{3,})\b/gu;
 
 /** "Which …, A or B?" → [A, B]. */
 export function options(question: string): string[] {
@@ -275,6 +277,8 @@ export function generateCandidates(state: State, protocol: Protocol, limits: Par
         const about = recent && (pageAbout(d.title) || isAbout(s));
         for (const e of entities(s)) spans.push({ action: { type: 'answer', answer: e }, source: 'answer-span', sentenceOverlap: o, kind: 'name', recent, about });
         for (const m of s.matchAll(NUMBER)) spans.push({ action: { type: 'answer', answer: m[0] }, source: 'answer-span', sentenceOverlap: o, kind: 'number', recent, about });
+        // What a thing is, in lower case ("was a Coeshi novelist", "is a mining company"): occupations, genres, industries.
+        for (const m of s.matchAll(KIND_OF)) spans.push({ action: { type: 'answer', answer: m[1]! }, source: 'answer-span', sentenceOverlap: o, kind: 'phrase', recent, about });
       }
     }
     // The spans beside the latest search's entity first, then those whose sentences speak of the question's relation.

@@ -54,6 +54,7 @@ export class CandidateTeacher implements Policy {
     const resolved = plan.map((h) => retrieved(state, h.answer, h.passageId));
     const next = plan.find((_, i) => !resolved[i]);
     const lastResolved = [...plan].reverse().find((_, i) => resolved[plan.length - 1 - i]);
+    const searched = new Set(state.steps.flatMap((s) => (s.action.type === 'search' ? [normalizeAnswer(s.action.query)] : [])));
     const out: number[] = [];
     for (const a of actions) {
       // Right only once the evidence is in: an option or yes/no named before that is a guess, however lucky.
@@ -62,6 +63,11 @@ export class CandidateTeacher implements Policy {
       else if (a.type === 'search') {
         if (!next) {
           out.push(-5);
+          continue;
+        }
+        // A query already run finds nothing new: never the teacher's choice.
+        if (searched.has(normalizeAnswer(a.query))) {
+          out.push(-1);
           continue;
         }
         const f1 = tokenF1(tokens(a.query), tokens(next.query)).f1;
