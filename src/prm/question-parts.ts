@@ -9,13 +9,17 @@ import { ENGLISH_STOP_WORDS } from '../retrieval/analyzer.js';
 const WH = new Set(['who', 'what', 'when', 'where', 'which', 'why', 'how', 'whom', 'whose', 'in', 'is', 'are', 'was', 'were', 'do', 'does', 'did']);
 const ENTITY = /\b[A-Z][\p{L}\d'’-]*(?:\s+(?:of|the|de|von|van|in|and|a)?\s*[A-Z\d][\p{L}\d'’-]*)*/gu;
 
+/** A capitalised span without its opening question word ("When The Second Voyage" → "The Second Voyage"). */
+function withoutQuestionWord(span: string): string {
+  const words = span.split(/\s+/);
+  return WH.has(words[0]!.toLowerCase()) ? words.slice(1).join(' ') : span;
+}
+
 /** Capitalised spans, without a sentence-initial question word. */
 export function entities(text: string): string[] {
   const out: string[] = [];
   for (const m of text.matchAll(ENTITY)) {
-    let e = m[0].trim();
-    const first = e.split(/\s+/)[0]!.toLowerCase();
-    if (WH.has(first)) e = e.split(/\s+/).slice(1).join(' ');
+    const e = withoutQuestionWord(m[0].trim());
     // A sentence-initial "The" or "In" alone is not a name.
     if (e.length > 1 && !ENGLISH_STOP_WORDS.has(e.toLowerCase()) && !out.includes(e)) out.push(e);
   }
@@ -85,7 +89,7 @@ export function aliasObject(sentence: string, skip: (mention: string) => boolean
   const s = sentence.toLowerCase();
   if (!ALIAS_CUES.some((c) => s.includes(c))) return undefined;
   for (const m of sentence.matchAll(ENTITY)) {
-    const text = m[0].trim();
+    const text = withoutQuestionWord(m[0].trim());
     if (text.length > 1 && !ENGLISH_STOP_WORDS.has(text.toLowerCase()) && !skip(text)) return text;
   }
   return undefined;
@@ -93,9 +97,10 @@ export function aliasObject(sentence: string, skip: (mention: string) => boolean
 
 /** A text speaks of a relation word: by its stem-like prefix ("direct" for director, directed) or one of its {@link RELATION_CUES}. */
 export function speaksOf(text: string, r: string): boolean {
-  const s = ` ${normalizeAnswer(text)} `;
-  if (s.includes(r.slice(0, Math.max(4, r.length - 2)))) return true;
-  return (RELATION_CUES[r] ?? []).some((c) => s.includes(c.includes(' ') ? ` ${normalizeAnswer(c)} ` : c));
+  if (normalizeAnswer(text).includes(r.slice(0, Math.max(4, r.length - 2)))) return true;
+  // Cues of several words keep their articles ("was a"), which normalizeAnswer would drop.
+  const low = ` ${text.toLowerCase().replace(/[^\p{L}\d]+/gu, ' ')} `;
+  return (RELATION_CUES[r] ?? []).some((c) => low.includes(c.includes(' ') ? ` ${c.trim()} ` : c));
 }
 
 /** Where a sentence speaks of a relation word: the [start, end) of each cue it uses, in its lower-cased text. */
@@ -122,7 +127,7 @@ const OBJECT_GAP = 16;
 export function relationObjects(sentence: string, r: string, skip: (mention: string) => boolean = () => false): string[] {
   const mentions: { text: string; start: number; end: number }[] = [];
   for (const m of sentence.matchAll(ENTITY)) {
-    const text = m[0].trim();
+    const text = withoutQuestionWord(m[0].trim());
     if (text.length > 1 && !ENGLISH_STOP_WORDS.has(text.toLowerCase()) && !skip(text)) mentions.push({ text, start: m.index!, end: m.index! + m[0].length });
   }
   for (const m of sentence.matchAll(MENTION)) mentions.push({ text: m[0], start: m.index!, end: m.index! + m[0].length });
