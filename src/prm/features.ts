@@ -8,7 +8,11 @@
  * repeat, overlap with the question, words found in retrieved documents but not in the question (a
  * bridge entity carried forward); for answers and evidence: whether the text appears in the retrieved
  * documents (evidence coverage) and the share of its words that do, answering before any search, the
- * answer naming the question's own words; the action's length.
+ * answer naming the question's own words; the action's length. Then the chain features (chainFeatures):
+ * whether a query carries a name from beside the entity searched last (the bridge), whether it is the
+ * object of the relation the chain asks for next (question-parts relationOrder and relationObjects),
+ * whether it is the real name an alternative-title page gives for the question's entity, the share of
+ * relations not yet followed; for answers, whether they are the next — or the last — relation's object.
  */
 import { normalizeAnswer, sentencesOf } from '../core/text.js';
 import type { State } from '../env/env.js';
