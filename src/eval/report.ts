@@ -159,7 +159,12 @@ const TYPE_NOTE = 'EM (questions) per question type; "needs retrieval": the ques
 type Calibration = NonNullable<NonNullable<EvalResults['prm']>['calibration']>;
 const labelsNote = (l: LabelCheckSummary) =>
   `Its training labels against the gold plan: the gold PRM prefers the annotation's chosen step in ${prop(l.goldAgreement)} of the pairs it does not tie (${prop(l.goldTies)} tied; 0.5 is noise)` +
-  (l.featuresCeiling === null ? '.' : `; the same head trained on the gold verdicts holds out ${prop(l.featuresCeiling)} (what its features can express).`);
+  (l.featuresCeiling === null ? '.' : `; the same head trained on the gold verdicts holds out ${prop(l.featuresCeiling)} (what its features can express).`) +
+  (l.byKind && Object.keys(l.byKind).length
+    ? ` By the kind of pair (chosen/rejected; A answer, Q query, E evidence): ${Object.entries(l.byKind)
+        .map(([k, v]) => `${k} ${v.goldAgreement === null ? '–' : prop(v.goldAgreement)} of ${v.pairs} (${prop(v.goldTies)} tied)`)
+        .join(', ')}.`
+    : '');
 const calibrationNote = (c: Calibration) => `Calibration (the head's σ(score gap) as its confidence that the higher-scored step is the chosen one): ECE ${prop(c.ece)}.`;
 const calibrationRows = (c: Calibration) => c.bins.filter((b) => b.n > 0).map((b) => [`${b.from.toFixed(1)}–${b.to.toFixed(1)}`, String(b.n), prop(b.confidence), prop(b.accuracy)]);
 

@@ -71,6 +71,8 @@ export interface LabelCheckSummary {
   goldTies: number;
   /** Held-out accuracy of the same head trained on the gold verdicts. */
   featuresCeiling: number | null;
+  /** The same per kind of pair, `chosen/rejected` by step letter (A answer, Q query, E evidence). */
+  byKind?: Record<string, { pairs: number; goldAgreement: number | null; goldTies: number }>;
 }
 
 /** One system on one dataset: its metrics with 95% CIs, and its test against the baseline. */

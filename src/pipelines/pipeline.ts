@@ -337,6 +337,7 @@ export function resultsMarkdown(r: PipelineResult): string {
 /** The prm stage's check of its labels against the gold plan (prm/label-check.ts), when it made one. */
 function prmLabels(stageJson: string): LabelCheckSummary | undefined {
   if (!existsSync(stageJson)) return undefined;
-  const s = (JSON.parse(readFileSync(stageJson, 'utf8')) as { summary?: Record<string, number | null> }).summary ?? {};
-  return typeof s.labelsGoldAgreement === 'number' ? { goldAgreement: s.labelsGoldAgreement, goldTies: s.labelsGoldTies ?? 0, featuresCeiling: s.featuresCeiling ?? null } : undefined;
+  const s = (JSON.parse(readFileSync(stageJson, 'utf8')) as { summary?: Record<string, number | null> & { labelsByKind?: LabelCheckSummary['byKind'] } }).summary ?? {};
+  if (typeof s.labelsGoldAgreement !== 'number') return undefined;
+  return { goldAgreement: s.labelsGoldAgreement, goldTies: s.labelsGoldTies ?? 0, featuresCeiling: s.featuresCeiling ?? null, ...(s.labelsByKind && { byKind: s.labelsByKind }) };
 }

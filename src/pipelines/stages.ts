@@ -236,6 +236,9 @@ export async function prmStage(ctx: Seed, stage: Extract<Stage, { kind: 'prm' }>
   const round = (x: number | null) => (x === null ? null : Number(x.toFixed(4)));
   return {
     pairs: pairs.length, heldOut: heldOut.length, heldOutAccuracy: prm.saved.training.heldOutAccuracy ?? null, heldOutEce: calibration ? Number(calibration.ece.toFixed(4)) : null,
-    ...(labels.checked > 0 && { labelsGoldAgreement: round(labels.goldAgreement), labelsGoldTies: round(labels.goldTies), featuresCeiling: round(labels.featuresCeiling) }),
+    ...(labels.checked > 0 && {
+      labelsGoldAgreement: round(labels.goldAgreement), labelsGoldTies: round(labels.goldTies), featuresCeiling: round(labels.featuresCeiling),
+      labelsByKind: Object.fromEntries(Object.entries(labels.byKind).map(([k, v]) => [k, { pairs: v.pairs, goldAgreement: round(v.goldAgreement), goldTies: round(v.goldTies) }])),
+    }),
   };
 }

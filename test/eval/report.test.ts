@@ -68,6 +68,9 @@ describe('report: paths relative to its folder', () => {
     assert.ok(renderMarkdown(withLabels, { dir: DIR }).includes(line));
     assert.ok(renderHtml(withLabels, { dir: DIR }).includes(`<p class="note">${line}</p>`));
     assert.ok(!md.includes('against the gold plan'), 'no line without a check');
+    // With the split by kind of pair (comparison seed 41's query and evidence pairs).
+    const byKind = { ...withLabels, prm: { ...withLabels.prm!, labels: { ...withLabels.prm!.labels!, byKind: { 'E/E': { pairs: 212, goldAgreement: 0.514, goldTies: 0.67 }, 'Q/Q': { pairs: 289, goldAgreement: 0.558, goldTies: 0.2 } } } } };
+    assert.ok(renderMarkdown(byKind, { dir: DIR }).includes('(what its features can express). By the kind of pair (chosen/rejected; A answer, Q query, E evidence): E/E 0.514 of 212 (0.670 tied), Q/Q 0.558 of 289 (0.200 tied).'));
   });
 
   it('says near the top how to browse the per-question detail', () => {

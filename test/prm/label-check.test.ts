@@ -28,6 +28,8 @@ test('checkLabels counts the gold verdict on each pair: agreement among untied p
   assert.equal(c.goldTies, 0.25);
   assert.equal(c.goldAgreement, 2 / 3);
   assert.equal(c.featuresCeiling, null); // two questions: too few to train and hold out
+  // Every pair here is answer against answer: one kind, with the same counts.
+  assert.deepEqual(c.byKind, { 'A/A': { pairs: 4, goldTies: 0.25, goldAgreement: 2 / 3 } });
 });
 
 test('on gold-consistent labels over enough questions the head holds out well: the ceiling measures the features, not the labels', async () => {
