@@ -12,4 +12,4 @@ export { JudgePRM } from './judge.js';
 export { type PrmInput, PRM_INPUTS, RemotePRM, type RemoteOptions, type RemoteShape } from './remote.js';
 export { GoldPRM } from './gold.js';
 export { type OutcomePairs, outcomePairs } from './outcome.js';
-export { checkLabels, type LabelCheck } from './label-check.js';
+export { checkLabels, type KindCheck, type LabelCheck } from './label-check.js';
