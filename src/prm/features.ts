@@ -59,25 +59,24 @@ function chainFeatures(state: State, c: Candidate, w: Set<string>, q: Set<string
   // A sentence of a page about that entity (its title names it, or it names the title) is beside it too.
   const titleAbout = (title: string) => {
     const t = words(title);
-    return (subject.size > 0 && [...subject].every((e) => t.has(e))) || (t.size > 0 && [...t].every((x) => subject.has(x)));
+    return within(subject, t) || within(t, subject);
   };
   const sentences = (last.docs ?? []).flatMap((d) => sentencesOf(d.text).map((x) => ({ text: x, w: words(x), page: titleAbout(d.title) })));
   const beside = (x: { w: Set<string>; page: boolean }) => x.page || [...subject].some((e) => x.w.has(e));
   // The question names a thing by another name: a sentence giving its real name (an alternative-title page).
   const named = entities(state.question.question).map((e) => words(e)).filter((e) => e.size > 0);
-  const isNamed = (m: string) => { const mw = words(m); return named.some((e) => [...e].every((x) => mw.has(x))); };
+  const isNamed = (m: string) => named.some((e) => within(e, words(m)));
   const searchedWords = new Set(searches.flatMap((s) => (s.action.type === 'search' ? [...words(s.action.query)] : [])));
-  const aliases = sentences.flatMap((x) => (named.some((e) => [...e].every((y) => x.w.has(y))) ? [aliasObject(x.text, isNamed)].filter((o): o is string => !!o) : []));
+  const aliases = sentences.flatMap((x) => (named.some((e) => within(e, x.w)) ? [aliasObject(x.text, isNamed)].filter((o): o is string => !!o) : []));
   // Until the real name is searched the chain has not begun: no relation is next.
   const aliasPending = aliases.some((o) => [...words(o)].some((x) => !searchedWords.has(x)));
   const next = aliasPending ? undefined : nextRelation(state.question.question, unfollowed, sentences.filter(beside).map((x) => x.text));
   // The sentence gives the candidate as the next relation's object ("His spouse is T" for the spouse hop).
-  const isSubject = (m: string) => { const mw = words(m); return mw.size > 0 && [...mw].every((x) => subject.has(x)); };
-  const nextObject = (text: string, cand: Set<string>) => next !== undefined && relationObjects(text, next, isSubject).some((o) => { const ow = words(o); return cand.size > 0 && [...cand].every((x) => ow.has(x)); });
+  const isSubject = (m: string) => within(words(m), subject);
+  const nextObject = (text: string, cand: Set<string>) => next !== undefined && relationObjects(text, next, isSubject).some((o) => within(cand, words(o)));
   const a = c.action;
   if (a.type === 'search') {
-    const earlier = new Set(searches.flatMap((s) => (s.action.type === 'search' ? [...words(s.action.query)] : [])));
-    const fresh = [...w].filter((x) => !q.has(x) && !earlier.has(x));
+    const fresh = [...w].filter((x) => !q.has(x) && !searchedWords.has(x));
     if (fresh.length === 0) return out;
     for (const x of sentences) {
       if (!fresh.every((f) => x.w.has(f)) || !beside(x)) continue;
@@ -85,7 +84,7 @@ function chainFeatures(state: State, c: Candidate, w: Set<string>, q: Set<string
       if (relationOverlap(x.text, rel) > 0) out.bridgeRelation = 1;
       if (nextObject(x.text, new Set(fresh))) out.next = 1;
     }
-    if (aliases.some((o) => fresh.every((f) => words(o).has(f)))) out.alias = 1;
+    if (aliases.some((o) => within(new Set(fresh), words(o)))) out.alias = 1;
   } else if (a.type === 'extract') {
     // Evidence about the entity the latest search was for, on the question's relations.
     const ew = words(a.evidence);
@@ -97,7 +96,7 @@ function chainFeatures(state: State, c: Candidate, w: Set<string>, q: Set<string
     const norm = normalizeAnswer(a.answer);
     if (norm === '') return out;
     // The entity the search was for is on its own page, but it is the question's next step, not its answer.
-    out.namesSubject = w.size > 0 && [...w].every((x) => subject.has(x)) ? 1 : 0;
+    out.namesSubject = within(w, subject) ? 1 : 0;
     for (const x of sentences) {
       if (!` ${normalizeAnswer(x.text)} `.includes(` ${norm} `)) continue;
       if (relationOverlap(x.text, rel) > 0) out.relation = 1;
@@ -149,6 +148,9 @@ function nextRelation(question: string, open: readonly string[], besideSentences
   const spoken = open.filter((r) => order.has(r) && besideSentences.some((s) => speaksOf(s, r)));
   return spoken.sort((a, b) => order.get(a)! - order.get(b)!)[0];
 }
+
+/** Every word of a non-empty `part` is in `whole`. */
+const within = (part: ReadonlySet<string>, whole: ReadonlySet<string>) => part.size > 0 && [...part].every((x) => whole.has(x));
 
 function words(text: string): Set<string> {
   return new Set(normalizeAnswer(text).split(' ').filter((w) => w && !ENGLISH_STOP_WORDS.has(w)));

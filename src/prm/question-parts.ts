@@ -78,6 +78,14 @@ export const RELATION_CUES: Readonly<Record<string, readonly string[]>> = {
   die: ['died', 'death'],
 };
 
+/** The capitalised names of a sentence with where they stand, those `skip` rejects left out. */
+function* names(sentence: string, skip: (mention: string) => boolean): Generator<{ text: string; start: number; end: number }> {
+  for (const m of sentence.matchAll(ENTITY)) {
+    const text = withoutQuestionWord(m[0].trim());
+    if (text.length > 1 && !ENGLISH_STOP_WORDS.has(text.toLowerCase()) && !skip(text)) yield { text, start: m.index!, end: m.index! + m[0].length };
+  }
+}
+
 /** Words a sentence uses to give another name of the same thing ("the title under which", "billed as"). */
 export const ALIAS_CUES = ['title under which', 'billed as', 'working title', 'appeared as', 'known as', 'also called', 'renamed', 'released as'];
 
@@ -88,16 +96,16 @@ export const ALIAS_CUES = ['title under which', 'billed as', 'working title', 'a
 export function aliasObject(sentence: string, skip: (mention: string) => boolean): string | undefined {
   const s = sentence.toLowerCase();
   if (!ALIAS_CUES.some((c) => s.includes(c))) return undefined;
-  for (const m of sentence.matchAll(ENTITY)) {
-    const text = withoutQuestionWord(m[0].trim());
-    if (text.length > 1 && !ENGLISH_STOP_WORDS.has(text.toLowerCase()) && !skip(text)) return text;
-  }
+  for (const m of names(sentence, skip)) return m.text;
   return undefined;
 }
 
+/** A relation word's stem-like prefix: "direct" for director (so that "directed" matches). */
+const relationStem = (r: string) => r.slice(0, Math.max(4, r.length - 2));
+
 /** A text speaks of a relation word: by its stem-like prefix ("direct" for director, directed) or one of its {@link RELATION_CUES}. */
 export function speaksOf(text: string, r: string): boolean {
-  if (normalizeAnswer(text).includes(r.slice(0, Math.max(4, r.length - 2)))) return true;
+  if (normalizeAnswer(text).includes(relationStem(r))) return true;
   // Cues of several words keep their articles ("was a"), which normalizeAnswer would drop.
   const low = ` ${text.toLowerCase().replace(/[^\p{L}\d]+/gu, ' ')} `;
   return (RELATION_CUES[r] ?? []).some((c) => low.includes(c.includes(' ') ? ` ${c.trim()} ` : c));
@@ -107,7 +115,7 @@ export function speaksOf(text: string, r: string): boolean {
 function cueSpans(sentence: string, r: string): [number, number][] {
   const s = sentence.toLowerCase();
   const out: [number, number][] = [];
-  for (const c of [r.slice(0, Math.max(4, r.length - 2)), ...(RELATION_CUES[r] ?? [])]) {
+  for (const c of [relationStem(r), ...(RELATION_CUES[r] ?? [])]) {
     for (let i = s.indexOf(c); i >= 0; i = s.indexOf(c, i + 1)) out.push([i, i + c.length]);
   }
   return out;
@@ -126,10 +134,7 @@ const OBJECT_GAP = 16;
  */
 export function relationObjects(sentence: string, r: string, skip: (mention: string) => boolean = () => false): string[] {
   const mentions: { text: string; start: number; end: number }[] = [];
-  for (const m of sentence.matchAll(ENTITY)) {
-    const text = withoutQuestionWord(m[0].trim());
-    if (text.length > 1 && !ENGLISH_STOP_WORDS.has(text.toLowerCase()) && !skip(text)) mentions.push({ text, start: m.index!, end: m.index! + m[0].length });
-  }
+  mentions.push(...names(sentence, skip));
   for (const m of sentence.matchAll(MENTION)) mentions.push({ text: m[0], start: m.index!, end: m.index! + m[0].length });
   mentions.sort((a, b) => a.start - b.start);
   const out = new Set<string>();

@@ -14,7 +14,7 @@
  * them teaches which candidate to choose; a teacher writing its own queries (the sim policy) takes
  * actions the gym never proposes. Labelled "[non-LLM: reads the gold plan]".
  */
-import { docsState, goldPlan, retrieved } from '../../agents/gold.js';
+import { docsState, goldPlan, retrieved, searchesSoFar } from '../../agents/gold.js';
 import type { Policy, ProposeOptions } from '../../agents/policy.js';
 import type { Protocol } from '../../agents/protocol.js';
 import { exactMatch, normalizeAnswer, tokenF1 } from '../../core/metrics.js';
@@ -54,7 +54,7 @@ export class CandidateTeacher implements Policy {
     const resolved = plan.map((h) => retrieved(state, h.answer, h.passageId));
     const next = plan.find((_, i) => !resolved[i]);
     const lastResolved = [...plan].reverse().find((_, i) => resolved[plan.length - 1 - i]);
-    const searched = new Set(state.steps.flatMap((s) => (s.action.type === 'search' ? [normalizeAnswer(s.action.query)] : [])));
+    const searched = new Set(searchesSoFar(state).map((x) => normalizeAnswer(x)));
     const out: number[] = [];
     for (const a of actions) {
       // Right only once the evidence is in: an option or yes/no named before that is a guess, however lucky.
