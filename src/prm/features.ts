@@ -41,18 +41,33 @@ export const PROCESS_FEATURES = [
  * the question's relations, the likelier it is the right bridge; an answer stands beside that entity
  * likewise. `covered`: searches made against the lookups the question's wording asks for.
  */
-function chainFeatures(state: State, c: Candidate, w: Set<string>, q: Set<string>): { bridge: number; bridgeRelation: number; beside: number; relation: number; covered: number; namesSubject: number; next: number; open: number; alias: number; last: number } {
+/** What the chain features read from a state, whatever the candidate: computed once per state (chainView). */
+interface ChainView {
+  covered: number;
+  open: number;
+  unfollowed: string[];
+  /** Undefined when the last step is not a search: then only `covered` and `open` are set. */
+  last?: {
+    subject: ReadonlySet<string>;
+    rel: string[];
+    sentences: { text: string; w: ReadonlySet<string>; beside: boolean; norm: string }[];
+    searchedWords: ReadonlySet<string>;
+    aliases: string[];
+    next: string | undefined;
+  };
+}
+
+function chainView(state: State): ChainView {
   const searches = state.steps.filter((s) => s.action.type === 'search');
   const covered = Math.min(1, searches.length / chainLength(state.question.question));
   const all = relationWords(state.question.question);
-  const stillOpen = openRelations(state, searches);
   // The hops not yet followed by a search: grounding a hop's evidence names the next entity, searching it follows the hop.
   const unfollowed = openRelations(state, searches, false);
   // The share of the question's relations not yet followed: the chain's last hop leaves one.
   const open = all.length ? unfollowed.length / all.length : 0;
   const last = searches[searches.length - 1];
-  const out = { bridge: 0, bridgeRelation: 0, beside: 0, relation: 0, covered, namesSubject: 0, next: 0, open, alias: 0, last: 0 };
-  if (!last || last.action.type !== 'search') return out;
+  if (!last || last.action.type !== 'search') return { covered, open, unfollowed };
+  const stillOpen = openRelations(state, searches);
   const subject = words(entities(last.action.query).join(' '));
   // With none left open, a chain's last hop still reads the question's relations.
   const rel = stillOpen.length ? stillOpen : all;
@@ -61,8 +76,13 @@ function chainFeatures(state: State, c: Candidate, w: Set<string>, q: Set<string
     const t = words(title);
     return within(subject, t) || within(t, subject);
   };
-  const sentences = (last.docs ?? []).flatMap((d) => sentencesOf(d.text).map((x) => ({ text: x, w: words(x), page: titleAbout(d.title) })));
-  const beside = (x: { w: Set<string>; page: boolean }) => x.page || [...subject].some((e) => x.w.has(e));
+  const sentences = (last.docs ?? []).flatMap((d) => {
+    const page = titleAbout(d.title);
+    return sentencesOf(d.text).map((x) => {
+      const w = words(x);
+      return { text: x, w, beside: page || [...subject].some((e) => w.has(e)), norm: normalizeAnswer(x) };
+    });
+  });
   // The question names a thing by another name: a sentence giving its real name (an alternative-title page).
   const named = entities(state.question.question).map((e) => words(e)).filter((e) => e.size > 0);
   const isNamed = (m: string) => named.some((e) => within(e, words(m)));
@@ -70,16 +90,30 @@ function chainFeatures(state: State, c: Candidate, w: Set<string>, q: Set<string
   const aliases = sentences.flatMap((x) => (named.some((e) => within(e, x.w)) ? [aliasObject(x.text, isNamed)].filter((o): o is string => !!o) : []));
   // Until the real name is searched the chain has not begun: no relation is next.
   const aliasPending = aliases.some((o) => [...words(o)].some((x) => !searchedWords.has(x)));
-  const next = aliasPending ? undefined : nextRelation(state.question.question, unfollowed, sentences.filter(beside).map((x) => x.text));
+  const next = aliasPending ? undefined : nextRelation(state.question.question, unfollowed, sentences.filter((x) => x.beside).map((x) => x.text));
+  return { covered, open, unfollowed, last: { subject, rel, sentences, searchedWords, aliases, next } };
+}
+
+/**
+ * What a multi-hop step reads from the latest search (the chain features): a query follows the chain
+ * when its new words (not in the question or earlier queries) stand in a sentence of the latest
+ * documents beside the entity that search was for — the bridge — and the more that sentence speaks of
+ * the question's relations, the likelier it is the right bridge; an answer stands beside that entity
+ * likewise. `covered`: searches made against the lookups the question's wording asks for.
+ */
+function chainFeatures(view: ChainView, c: Candidate, w: ReadonlySet<string>, q: ReadonlySet<string>): { bridge: number; bridgeRelation: number; beside: number; relation: number; covered: number; namesSubject: number; next: number; open: number; alias: number; last: number } {
+  const out = { bridge: 0, bridgeRelation: 0, beside: 0, relation: 0, covered: view.covered, namesSubject: 0, next: 0, open: view.open, alias: 0, last: 0 };
+  if (!view.last) return out;
+  const { subject, rel, sentences, searchedWords, aliases, next } = view.last;
   // The sentence gives the candidate as the next relation's object ("His spouse is T" for the spouse hop).
   const isSubject = (m: string) => within(words(m), subject);
-  const nextObject = (text: string, cand: Set<string>) => next !== undefined && relationObjects(text, next, isSubject).some((o) => within(cand, words(o)));
+  const nextObject = (text: string, cand: ReadonlySet<string>) => next !== undefined && relationObjects(text, next, isSubject).some((o) => within(cand, words(o)));
   const a = c.action;
   if (a.type === 'search') {
     const fresh = [...w].filter((x) => !q.has(x) && !searchedWords.has(x));
     if (fresh.length === 0) return out;
     for (const x of sentences) {
-      if (!fresh.every((f) => x.w.has(f)) || !beside(x)) continue;
+      if (!fresh.every((f) => x.w.has(f)) || !x.beside) continue;
       out.bridge = 1;
       if (relationOverlap(x.text, rel) > 0) out.bridgeRelation = 1;
       if (nextObject(x.text, new Set(fresh))) out.next = 1;
@@ -98,13 +132,13 @@ function chainFeatures(state: State, c: Candidate, w: Set<string>, q: Set<string
     // The entity the search was for is on its own page, but it is the question's next step, not its answer.
     out.namesSubject = within(w, subject) ? 1 : 0;
     for (const x of sentences) {
-      if (!` ${normalizeAnswer(x.text)} `.includes(` ${norm} `)) continue;
+      if (!` ${x.norm} `.includes(` ${norm} `)) continue;
       if (relationOverlap(x.text, rel) > 0) out.relation = 1;
-      if (beside(x)) out.beside = 1;
-      if (beside(x) && nextObject(x.text, w)) out.next = 1;
+      if (x.beside) out.beside = 1;
+      if (x.beside && nextObject(x.text, w)) out.next = 1;
     }
     // The object of the last relation the chain has open is the question's answer.
-    if (out.next && unfollowed.every((r) => r === next)) out.last = 1;
+    if (out.next && view.unfollowed.every((r) => r === next)) out.last = 1;
   }
   return out;
 }
@@ -152,18 +186,27 @@ function nextRelation(question: string, open: readonly string[], besideSentences
 /** Every word of a non-empty `part` is in `whole`. */
 const within = (part: ReadonlySet<string>, whole: ReadonlySet<string>) => part.size > 0 && [...part].every((x) => whole.has(x));
 
-function words(text: string): Set<string> {
-  return new Set(normalizeAnswer(text).split(' ').filter((w) => w && !ENGLISH_STOP_WORDS.has(w)));
+// Words of a text, memoised: features read the same pages, questions and queries over and over (every
+// candidate of every step of every rollout), and normalising them was most of MCTS annotation's time.
+const WORDS_CACHE = new Map<string, ReadonlySet<string>>();
+const WORDS_CACHE_MAX = 200_000;
+function words(text: string): ReadonlySet<string> {
+  let w = WORDS_CACHE.get(text);
+  if (w) return w;
+  w = new Set(normalizeAnswer(text).split(' ').filter((x) => x && !ENGLISH_STOP_WORDS.has(x)));
+  if (WORDS_CACHE.size >= WORDS_CACHE_MAX) WORDS_CACHE.clear();
+  WORDS_CACHE.set(text, w);
+  return w;
 }
 
-function jaccard(a: Set<string>, b: Set<string>): number {
+function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
   if (a.size === 0 && b.size === 0) return 1;
   let inter = 0;
   for (const x of a) if (b.has(x)) inter++;
   return inter / (a.size + b.size - inter);
 }
 
-function share(a: Set<string>, pool: Set<string>): number {
+function share(a: ReadonlySet<string>, pool: ReadonlySet<string>): number {
   if (a.size === 0) return 0;
   let n = 0;
   for (const x of a) if (pool.has(x)) n++;
@@ -176,6 +219,33 @@ export function actionText(c: Candidate): string {
   return a.type === 'search' ? a.query : a.type === 'answer' ? a.answer : a.type === 'extract' ? a.evidence : c.raw;
 }
 
+/** What the process features read from a state, whatever the candidate. */
+interface StateView {
+  q: ReadonlySet<string>;
+  docText: string;
+  docWords: ReadonlySet<string>;
+  queries: { w: ReadonlySet<string>; norm: string }[];
+  searched: number;
+  questionNorm: string;
+  chain: ChainView;
+}
+
+// One view per state: a step scores every candidate (and a PRM every pair) against the same state.
+// States are replaced, never changed, by the environment; the check on `steps` guards hand-built ones.
+const VIEWS = new WeakMap<State, { steps: State['steps']; n: number; view: StateView }>();
+function stateView(state: State): StateView {
+  const hit = VIEWS.get(state);
+  if (hit && hit.steps === state.steps && hit.n === state.steps.length) return hit.view;
+  const docText = normalizeAnswer(retrievedDocs(state).map((d) => `${d.title} ${d.text}`).join(' '));
+  const queries = state.steps.flatMap((s) => (s.action.type === 'search' ? [{ w: words(s.action.query), norm: normalizeAnswer(s.action.query) }] : []));
+  const view: StateView = {
+    q: words(state.question.question), docText, docWords: new Set(docText.split(' ')), queries,
+    searched: Math.min(queries.length, 10) / 10, questionNorm: normalizeAnswer(state.question.question), chain: chainView(state),
+  };
+  VIEWS.set(state, { steps: state.steps, n: state.steps.length, view });
+  return view;
+}
+
 /**
  * Process features, in blocks per action type (a block is zero unless the action has that type), so
  * that even a linear head can weigh, say, overlap with the question differently for a query (good: it
@@ -185,20 +255,15 @@ export function processFeatures(state: State, c: Candidate): number[] {
   const a = c.action;
   const text = actionText(c);
   const w = words(text);
-  const q = words(state.question.question);
-  const docs = retrievedDocs(state);
-  const docText = normalizeAnswer(docs.map((d) => `${d.title} ${d.text}`).join(' '));
-  const docWords = new Set(docText.split(' '));
-  const queries = state.steps.flatMap((s) => (s.action.type === 'search' ? [s.action.query] : []));
-  const searched = Math.min(queries.length, 10) / 10;
+  const { q, docText, docWords, queries, searched, questionNorm, chain: view } = stateView(state);
   const length = Math.min(w.size, 30) / 30;
   const norm = normalizeAnswer(text);
   const inDocs = norm !== '' && docText.includes(norm) ? 1 : 0;
   const [S, A, E] = [a.type === 'search', a.type === 'answer', a.type === 'extract'];
-  const novelty = queries.length === 0 ? 1 : 1 - Math.max(...queries.map((x) => jaccard(words(x), w)));
-  const repeat = queries.some((x) => normalizeAnswer(x) === norm) ? 1 : 0;
+  const novelty = queries.length === 0 ? 1 : 1 - Math.max(...queries.map((x) => jaccard(x.w, w)));
+  const repeat = queries.some((x) => x.norm === norm) ? 1 : 0;
   const fromDocs = [...w].filter((x) => docWords.has(x) && !q.has(x)).length / Math.max(1, w.size);
-  const chain = chainFeatures(state, c, w, q);
+  const chain = chainFeatures(view, c, w, q);
   return [
     S ? 1 : 0,
     A ? 1 : 0,
@@ -215,7 +280,7 @@ export function processFeatures(state: State, c: Candidate): number[] {
     A ? share(w, docWords) : 0,
     A && queries.length === 0 ? 1 : 0,
     A ? jaccard(w, q) : 0,
-    A && norm !== '' && normalizeAnswer(state.question.question).includes(norm) ? 1 : 0,
+    A && norm !== '' && questionNorm.includes(norm) ? 1 : 0,
     A ? searched : 0,
     A ? length : 0,
     E ? inDocs : 0,

@@ -105,10 +105,22 @@ const relationStem = (r: string) => r.slice(0, Math.max(4, r.length - 2));
 
 /** A text speaks of a relation word: by its stem-like prefix ("direct" for director, directed) or one of its {@link RELATION_CUES}. */
 export function speaksOf(text: string, r: string): boolean {
-  if (normalizeAnswer(text).includes(relationStem(r))) return true;
-  // Cues of several words keep their articles ("was a"), which normalizeAnswer would drop.
-  const low = ` ${text.toLowerCase().replace(/[^\p{L}\d]+/gu, ' ')} `;
+  const { norm, low } = forms(text);
+  if (norm.includes(relationStem(r))) return true;
   return (RELATION_CUES[r] ?? []).some((c) => low.includes(c.includes(' ') ? ` ${c.trim()} ` : c));
+}
+
+// The two forms speaksOf matches in, memoised: the same sentences are asked about every relation, for
+// every candidate of every step.
+const FORMS = new Map<string, { norm: string; low: string }>();
+function forms(text: string): { norm: string; low: string } {
+  let f = FORMS.get(text);
+  if (f) return f;
+  // Cues of several words keep their articles ("was a"), which normalizeAnswer would drop.
+  f = { norm: normalizeAnswer(text), low: ` ${text.toLowerCase().replace(/[^\p{L}\d]+/gu, ' ')} ` };
+  if (FORMS.size >= 100_000) FORMS.clear();
+  FORMS.set(text, f);
+  return f;
 }
 
 /** Where a sentence speaks of a relation word: the [start, end) of each cue it uses, in its lower-cased text. */
