@@ -43,6 +43,8 @@ const annotateStage = z
     values: z.enum(['bottom-up', 'running-mean']).optional(),
     /** How PRM pairs are labelled: the Q gap of siblings or a judge comparing them (ProRAG). */
     pairs: z.enum(['q-gap', 'judge']).optional(),
+    /** Q-gap pairs: the smallest value gap between siblings kept as a pair (default 0.01). */
+    minGap: z.number().min(0).max(1).optional(),
   })
   .strict();
 const trainStage = z

@@ -211,6 +211,7 @@ export async function annotateStage(ctx: Seed, stage: Extract<Stage, { kind: 'an
     mcts: { ...base, ...stage.mcts, seed: ctx.seed }, rank: { ...RANK_DEFAULTS, ...stage.rank, seed: ctx.seed },
     ...(stage.values && { values: stage.values }),
     ...(stage.pairs && { pairs: stage.pairs }),
+    ...(stage.minGap !== undefined && { minGap: stage.minGap }),
     config: { stage, seed: ctx.seed, policy: policy.name }, quiet: true,
   });
   return { questions: questions.length, pairs: r.stats.pairs, trees: r.annotated + r.skipped };

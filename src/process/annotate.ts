@@ -240,7 +240,10 @@ export async function deriveOutputs(outDir: string, questions: readonly Question
   if (judged) {
     stats.pairSource = 'judge';
     stats.judge = judged.counts;
-  } else if (trees.some((t) => t.method !== 'rank')) stats.values = opts.values ?? 'running-mean';
+  } else if (trees.some((t) => t.method !== 'rank')) {
+    stats.values = opts.values ?? 'running-mean';
+    stats.minGap = opts.minGap;
+  }
   writeFileSync(join(outDir, 'stats.json'), JSON.stringify(stats, null, 2) + '\n');
   return stats;
 }

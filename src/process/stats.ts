@@ -36,6 +36,8 @@ export interface AnnotationStats {
   gapHistogram: { from: number; to: number | null; count: number }[];
   /** Search trees: how pairs were labelled (bottom-up values or running-mean Q). */
   values?: string;
+  /** Search trees, Q-gap pairs: the smallest gap kept; a trainer re-mining the trees keeps the same pairs. */
+  minGap?: number;
   /** Search trees: "judge" when a judge compared siblings (its counts in `judge`); absent for the Q gap. */
   pairSource?: string;
   judge?: { judge: string; nodes: number; pairs: number; declined: number; malformed: number; duplicates: number };

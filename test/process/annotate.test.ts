@@ -10,6 +10,7 @@ import { generateWorld, writeWorld } from '../../src/corpus/world/index.js';
 import { PROTOCOLS } from '../../src/agents/registry.js';
 import { SimPolicy } from '../../src/agents/sim.js';
 import { RagEnv } from '../../src/env/env.js';
+import { annotationPairs } from '../../src/learn/gym/data.js';
 import { annotate, deriveOutputs, OUTPUT_FILES } from '../../src/process/annotate.js';
 import { preferenceExample, prmPair, sftExamples, stepwiseExamples } from '../../src/process/export.js';
 import { minePairs } from '../../src/process/mine.js';
@@ -168,6 +169,15 @@ describe('annotate pipeline', () => {
     const byQ = await deriveOutputs(whole, questions, { minGap: 0.01, labelThreshold: 0.5, values: 'running-mean' });
     assert.equal(byQ.values, 'running-mean');
     assert.ok(byQ.pairs > 10, `pairs ${byQ.pairs}`);
+    // A trainer re-mining the trees (step-level DPO) keeps the annotation's own pairs: its labels and its
+    // smallest gap, both read from stats.json.
+    const wide = await deriveOutputs(whole, questions, { minGap: 0.3, labelThreshold: 0.5, values: 'running-mean' });
+    assert.equal(wide.minGap, 0.3);
+    assert.ok(wide.pairs > 0 && wide.pairs < byQ.pairs, `${wide.pairs} of ${byQ.pairs}`);
+    const written = readFileSync(join(whole, 'pairs.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { gap: number });
+    assert.ok(written.every((p) => p.gap >= 0.3));
+    const dpo = await annotationPairs(whole);
+    assert.ok(dpo.length > 0 && dpo.length <= wide.pairs && dpo.every((p) => p.gap >= 0.3), `${dpo.length} DPO pairs of ${wide.pairs}`);
   });
 
   it('PUCT annotates too', async () => {

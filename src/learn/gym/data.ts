@@ -84,13 +84,13 @@ export function statePairs(trees: readonly SavedTree[], pairs: readonly Pair[]):
 
 /**
  * The step pairs of an annotation folder as it wrote them: re-mined from its trees with the labels it
- * used (stats.json `values`), or, for a judge's pairs, which no re-mining can give, read from pairs.jsonl.
+ * used (stats.json `values` and `minGap`), or, for a judge's pairs, which no re-mining can give, read from pairs.jsonl.
  */
 export async function annotationPairs(dir: string, trees?: readonly SavedTree[]): Promise<StatePair[]> {
   const statsPath = join(dir, 'stats.json');
-  const stats = existsSync(statsPath) ? (JSON.parse(readFileSync(statsPath, 'utf8')) as { values?: ValueLabel; pairSource?: string }) : {};
+  const stats = existsSync(statsPath) ? (JSON.parse(readFileSync(statsPath, 'utf8')) as { values?: ValueLabel; pairSource?: string; minGap?: number }) : {};
   const t = trees ?? inDatasetOrder(await readTrees(dir));
-  return stats.pairSource === 'judge' ? statePairs(t, await readJsonlValues<Pair>(join(dir, 'pairs.jsonl'))) : preferencePairs(t, undefined, stats.values);
+  return stats.pairSource === 'judge' ? statePairs(t, await readJsonlValues<Pair>(join(dir, 'pairs.jsonl'))) : preferencePairs(t, stats.minGap, stats.values);
 }
 
 /** A state's candidates with the given actions included, and their indices. */
