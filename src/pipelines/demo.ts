@@ -24,7 +24,7 @@ export interface DemoOptions {
   trainQuestions: number;
   /** Test questions evaluated (default: the whole test split). */
   testQuestions?: number;
-  /** MCTS simulations per question (default 16). */
+  /** MCTS simulations per question (default 64, as the comparison recipe). */
   simulations: number;
   /** GRPO passes over the training questions (default 3). */
   grpoEpochs: number;
@@ -38,7 +38,7 @@ export interface DemoOptions {
   log?: (line: string) => void;
 }
 
-export const DEMO_DEFAULTS: Omit<DemoOptions, 'out'> = { entities: 10_000, trainQuestions: 200, simulations: 16, grpoEpochs: 3, n: 10, seed: 0, agent: 'reasonrag' };
+export const DEMO_DEFAULTS: Omit<DemoOptions, 'out'> = { entities: 10_000, trainQuestions: 200, simulations: 64, grpoEpochs: 3, n: 10, seed: 0, agent: 'reasonrag' };
 
 /** The comparison recipe with the demo's settings. */
 export function demoRecipe(o: DemoOptions): Recipe {

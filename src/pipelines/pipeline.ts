@@ -132,7 +132,8 @@ async function runGymStage(ctx: Seed, stage: Stage, dir: string): Promise<Record
         data = { demonstrations: demos.length };
       } else if (stage.algo === 'dpo') {
         const pairs = await annotationPairs(join(ctx.dir, stage.data!), await stageTrees(ctx, stage.data!));
-        if (pairs.length === 0) throw new InputError(`stage ${stage.id}: ${stage.data} gave no preference pairs`, 'raise its questions or simulations');
+        // As on the LLM path: the stage, and the systems built on it, are skipped with the reason.
+        if (pairs.length === 0) return { skipped: `${stage.data} mined no preference pairs (raise its questions or simulations, or lower its minGap)` };
         log = trainDpo(policy, pairs, cfg, undefined, checkpoint);
         data = { pairs: pairs.length };
       } else if (stage.algo === 'rft') {

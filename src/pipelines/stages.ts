@@ -227,7 +227,8 @@ export function prmSpec(ctx: Seed, id: string): string {
 export async function prmStage(ctx: Seed, stage: Extract<Stage, { kind: 'prm' }>, dir: string): Promise<Record<string, unknown>> {
   if (stage.source === 'gold') return { source: 'gold: scores steps by the gold plan (a diagnostic upper bound, not a trained model)' };
   const pairs = await readPrmPairs(join(ctx.dir, stage.data!, 'prm_pairs.jsonl'));
-  if (new Set(pairs.map((p) => p.id.split(':')[0])).size < 2) throw new InputError(`stage ${stage.id}: the annotation ${stage.data} gave ${pairs.length} PRM pairs, too few to train and hold out`, 'raise its questions or simulations');
+  const questions = new Set(pairs.map((p) => p.id.split(':')[0])).size;
+  if (questions < 2) return { skipped: `${stage.data} mined pairs on ${questions} question(s): too few to train a PRM and hold some out (raise its questions or simulations)` };
   const { prm, heldOut } = await trainPrm(pairs, { seed: ctx.seed, ...stage.settings });
   prm.save(join(dir, 'prm.json'));
   await writeJsonl(join(dir, 'heldout.jsonl'), heldOut);

@@ -23,9 +23,9 @@ describe('ragtrail demo', () => {
     for (const f of ['report.html', 'results.json', 'results.md', 'seed-0/prm/prm.json', 'seed-0/base/policy.json', 'seed-0/step-dpo/policy.json', 'seed-0/grpo/policy.json', 'seed-0/annotate/pairs.jsonl']) assert.ok(existsSync(join(demo, f)), f);
     const results = JSON.parse(readFileSync(join(demo, 'results.json'), 'utf8'));
     const cells = results.seeds[0].cells;
-    assert.deepEqual(cells.map((c: { system: string }) => c.system), ['base', 'step-DPO (process)', 'GRPO (outcome)', 'base + PRM best-of-4', 'step-DPO + PRM best-of-4']);
+    assert.deepEqual(cells.map((c: { system: string }) => c.system), ['base', 'step-DPO (process)', 'GRPO (outcome)', 'base + PRM best-of-4', 'step-DPO + PRM best-of-4', 'step-DPO (gap ≥ 0.3)', 'base + PRM (gap ≥ 0.3) best-of-4']);
     assert.ok(cells.every((c: { n: number }) => c.n === 25));
-    assert.deepEqual(results.claims.map((c: { treatment: string; control: string; n: number }) => [c.treatment, c.control, c.n]), [['step-DPO (process)', 'GRPO (outcome)', 25], ['base + PRM best-of-4', 'base', 25]]);
+    assert.deepEqual(results.claims.map((c: { treatment: string; control: string; n: number }) => [c.treatment, c.control, c.n]), [['step-DPO (process)', 'GRPO (outcome)', 25], ['base + PRM best-of-4', 'base', 25], ['step-DPO (gap ≥ 0.3)', 'GRPO (outcome)', 25], ['base + PRM (gap ≥ 0.3) best-of-4', 'base', 25]]);
     assert.match(demoRun.stdout, /step-DPO \(process\)\s+0\.\d{4} \[/);
     assert.match(demoRun.stdout, /non-LLM model/);
     assert.match(demoRun.stdout, /(holds|does not hold): step-level process preferences beat outcome-reward RL/);

@@ -134,6 +134,21 @@ claims:
     assert.ok(JSON.stringify(r.seeds[0]!.results.config.systems[0]).includes(join('seed-0', 'base', 'policy.json')));
   });
 
+  it('an annotation whose minGap keeps no pair skips the DPO and PRM built on it, and their systems and claims, as on the LLM path', async () => {
+    const none = join(tmp.dir, 'none.yaml');
+    // No two siblings' values differ by more than 1, so minGap 1 keeps (almost surely) nothing at this size.
+    writeFileSync(none, recipeText(0.3).replace('seeds: [0, 1]', 'seeds: [0]').replace('mcts: { simulations: 6 } }', 'mcts: { simulations: 6 }, minGap: 1 }').replace(/  - \{ id: grpo.*\n/, '').replace(/    - \{ name: GRPO.*\n/, '').replace(/claims:\n(  - .*\n)+/, 'claims:\n  - { claim: dpo beats base, metric: em, treatment: DPO, control: base }\n'));
+    const log: string[] = [];
+    const r = await runPipeline({ recipe: loadRecipe(none).recipe, recipePath: none, out: join(tmp.dir, 'none-out'), log: (l) => log.push(l) });
+    const stats = JSON.parse(readFileSync(join(tmp.dir, 'none-out', 'seed-0', 'annotate', 'stats.json'), 'utf8'));
+    assert.equal(stats.minGap, 1);
+    assert.equal(stats.pairs, 0, 'pairs with a gap of 1');
+    assert.ok(log.some((l) => /dpo skipped: annotate mined no preference pairs \(raise its questions or simulations, or lower its minGap\)/.test(l)), log.join('\n'));
+    assert.ok(log.some((l) => /prm skipped: annotate mined pairs on 0 question\(s\)/.test(l)), log.join('\n'));
+    assert.deepEqual(r.seeds[0]!.results.cells.map((c) => c.system), ['base']);
+    assert.deepEqual(r.claims, []);
+  });
+
   it('the CLI names an unknown recipe and a bad setting with their fix', () => {
     const { run } = cliRunner(tmp.dir);
     const r = run('pipeline', '--recipe', 'nope');
