@@ -2,7 +2,8 @@
  * The world's profiles and its balance (issue 43): yes/no and either-or answers without a lean in
  * either profile, and the `deep` profile's declared properties measured on a generated world — chain
  * lengths, the first search (the question as asked) missing the first passage needed, the real title's
- * search finding it, and a tempting wrong answer on the page the first search finds.
+ * search finding it, a tempting wrong answer on the page the first search finds, and a search budget
+ * that wasted searches cost long chains.
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -10,7 +11,13 @@ import { after, before, describe, it } from 'node:test';
 import { normalizeAnswer } from '../../src/core/text.js';
 import type { Question } from '../../src/core/types.js';
 import { generateWorld, type World, writeWorld } from '../../src/corpus/world/index.js';
+import { getProtocol } from '../../src/agents/registry.js';
+import { exactMatch } from '../../src/core/metrics.js';
+import { PROFILES } from '../../src/corpus/world/profiles.js';
+import { RagEnv } from '../../src/env/env.js';
+import '../../src/learn/index.js';
 import { options } from '../../src/learn/gym/candidates.js';
+import { CandidateTeacher } from '../../src/learn/gym/teacher.js';
 import { buildIndex, openRetriever } from '../../src/retrieval/index-dir.js';
 import type { Retriever } from '../../src/retrieval/types.js';
 import { tempDir } from '../helpers.js';
@@ -85,6 +92,29 @@ describe('the deep profile', () => {
     assert.ok(b.miss < 0.15, `basic first-query miss ${b.miss}`);
     assert.ok(d.miss > 0.4, `deep first-query miss ${d.miss}`);
     assert.ok(d.found > 0.9, `deep: the sub-question with the real title finds the page ${d.found}`);
+  });
+
+  it('the search budget binds: a searcher that wastes searches leaves long chains unfinished', async () => {
+    // The gold-plan teacher (competence 1) after 0, 2 or 4 searches for something unrelated, within the
+    // profile's own budget (8 searches, 16 turns): the chains of 5 or more lookups are the ones it cuts.
+    const { maxTurns, maxSearches } = PROFILES.deep.env;
+    const env = new RagEnv({ retriever: retrievers['deep']!, topK: 5, maxTurns: maxTurns!, maxSearches: maxSearches! });
+    const teacher = new CandidateTeacher(getProtocol('search-r1'), retrievers['deep']!, 5, 1);
+    const chains = deep.questions.filter((q) => q.type === 'compositional').slice(0, 150);
+    const emOfLong = async (wasted: number) => {
+      const right: boolean[] = [];
+      for (const q of chains) {
+        let s = env.reset(q);
+        for (let k = 0; k < wasted; k++) s = (await env.step(s, { action: { type: 'search', query: 'annual rainfall statistics' }, raw: '<search>annual rainfall statistics</search>' })).state;
+        while (!s.done) s = (await env.step(s, (await teacher.propose(s, { n: 1, temperature: 1, seed: 0 }))[0]!)).state;
+        const a = [...s.steps].reverse().find((x) => x.action.type === 'answer')?.action;
+        if (q.decomposition!.length >= 5) right.push(a?.type === 'answer' && exactMatch(a.answer, q.answers) === 1);
+      }
+      return share(right);
+    };
+    const [none, two, four] = [await emOfLong(0), await emOfLong(2), await emOfLong(4)];
+    // Measured: 0.608, 0.544, 0.139 on 79 long chains.
+    assert.ok(none > 0.5 && two < none && four < none / 2, `EM on long chains after 0, 2, 4 wasted searches: ${none}, ${two}, ${four}`);
   });
 
   it('the alternative-title page names a different work with its maker: a tempting wrong answer', () => {
