@@ -45,6 +45,11 @@ const annotateStage = z
     pairs: z.enum(['q-gap', 'judge']).optional(),
     /** Q-gap pairs: the smallest value gap between siblings kept as a pair (default 0.01). */
     minGap: z.number().min(0).max(1).optional(),
+    /**
+     * An earlier annotate stage whose trees this stage mines with its own pair settings (minGap, values,
+     * pairs) instead of searching again; its method, policy, questions and search settings are that stage's.
+     */
+    trees: z.string().optional(),
   })
   .strict();
 const trainStage = z
@@ -170,7 +175,14 @@ function checkReferences(file: string, r: Recipe): void {
   for (const [i, s] of r.stages.entries()) {
     const where = `stages.${i} (${s.id})`;
     if (kinds.has(s.id)) throw new InputError(`${file}: ${where}: the id "${s.id}" is used twice`, 'give each stage its own id');
-    if (s.kind === 'annotate') need(`${where}.policy`, s.policy, ['train'], true);
+    if (s.kind === 'annotate') {
+      need(`${where}.policy`, s.policy, ['train'], true);
+      need(`${where}.trees`, s.trees, ['annotate']);
+      const from = r.stages.find((x) => x.id === s.trees);
+      if (from?.kind === 'annotate' && (from.method !== s.method || from.trees)) {
+        throw new InputError(`${file}: ${where}.trees names "${s.trees}", ${from.trees ? 'which takes its own trees from another stage' : `a ${from.method} annotation, not ${s.method}`}`, 'name the annotate stage that searched, with the same method');
+      }
+    }
     if (s.kind === 'prm') {
       need(`${where}.data`, s.data, ['annotate']);
       if (s.source === 'trained' && !s.data) throw new InputError(`${file}: ${where}: a trained PRM needs data (an annotate stage)`, 'or set source: gold');

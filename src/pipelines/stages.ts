@@ -27,7 +27,7 @@ import type { Action, Step } from '../core/trajectory.js';
 import { createPolicy } from '../agents/policies.js';
 import { checkLabels } from '../prm/label-check.js';
 import { readPrmPairs, trainPrm } from '../prm/trained.js';
-import { annotate } from '../process/annotate.js';
+import { annotate, annotateFromTrees, type AnnotateOptions } from '../process/annotate.js';
 import { trajectorySftExample } from '../process/export.js';
 import { PUCT_DEFAULTS, UCT_DEFAULTS } from '../process/mcts.js';
 import { RANK_DEFAULTS } from '../process/rank.js';
@@ -146,7 +146,7 @@ export function describeStage(s: Stage): string {
       // An LLM teacher's spec can be a long URL: its model name is enough here.
       return `demonstrations from the ${s.teacher.includes('#') ? s.teacher.slice(s.teacher.lastIndexOf('#') + 1) : s.teacher} teacher`;
     case 'annotate':
-      return `${s.method} annotation with ${s.policy}`;
+      return s.trees ? `pairs mined from ${s.trees}'s trees${s.minGap !== undefined ? ` (value gap ≥ ${s.minGap})` : ''}` : `${s.method} annotation with ${s.policy}`;
     case 'prm':
       return s.source === 'gold' ? 'the gold PRM (scores steps by the gold plan; a diagnostic, not trained)' : `PRM on ${s.data}'s pairs`;
     case 'train':
@@ -204,17 +204,20 @@ async function demonstrateWith(ctx: Seed, questions: readonly Question[], dir: s
 
 /** MCTS or ranking annotation of the training questions with a policy (the gym's or a served model). */
 export async function annotateStage(ctx: Seed, stage: Extract<Stage, { kind: 'annotate' }>, dir: string, policy: Policy): Promise<Record<string, unknown>> {
-  const questions = stageQuestions(ctx, stage.questions);
+  // With `trees`, the search is that stage's (its questions and settings), the pairs this stage's.
+  const search = stage.trees ? (ctx.recipe.stages.find((s) => s.id === stage.trees) as Extract<Stage, { kind: 'annotate' }>) : stage;
+  const questions = stageQuestions(ctx, search.questions);
   const base = stage.method === 'mcts-puct' ? PUCT_DEFAULTS : UCT_DEFAULTS;
-  const r = await annotate({
+  const opts: AnnotateOptions = {
     method: stage.method, outDir: dir, env: ctx.env, policy, questions,
-    mcts: { ...base, ...stage.mcts, seed: ctx.seed }, rank: { ...RANK_DEFAULTS, ...stage.rank, seed: ctx.seed },
+    mcts: { ...base, ...search.mcts, seed: ctx.seed }, rank: { ...RANK_DEFAULTS, ...search.rank, seed: ctx.seed },
     ...(stage.values && { values: stage.values }),
     ...(stage.pairs && { pairs: stage.pairs }),
     ...(stage.minGap !== undefined && { minGap: stage.minGap }),
     config: { stage, seed: ctx.seed, policy: policy.name }, quiet: true,
-  });
-  return { questions: questions.length, pairs: r.stats.pairs, trees: r.annotated + r.skipped };
+  };
+  const r = stage.trees ? await annotateFromTrees(opts, join(ctx.dir, stage.trees)) : await annotate(opts);
+  return { questions: questions.length, pairs: r.stats.pairs, trees: r.annotated + r.skipped, ...(stage.trees && { treesOf: stage.trees }) };
 }
 
 /** A prm stage's PRM as a `createPrm` spec: its trained file, or `gold` (the diagnostic PRM). */

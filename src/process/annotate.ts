@@ -8,7 +8,7 @@
  * compared the siblings (`pairs: 'judge'`, ProRAG's default; sibling-judge.ts).
  */
 import { checkRunConfig } from '../core/run-config.js';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AppendLog } from '../core/append-log.js';
 import { writeJsonl } from '../core/io.js';
@@ -154,20 +154,38 @@ export async function annotate(opts: AnnotateOptions): Promise<AnnotateResult> {
     progress.finish(note());
     if (failure !== undefined) throw failure;
     if (interrupted()) throw new InterruptedError();
-    const pairs = opts.pairs ?? defaultPairSource(opts.method);
-    const stats = await deriveOutputs(opts.outDir, opts.questions, {
-      minGap: opts.minGap ?? 0.01,
-      labelThreshold: opts.labelThreshold ?? 0.5,
-      gold: goldFor(opts.policy),
-      values: opts.values ?? defaultValueLabel(opts.method),
-      alpha: opts.mcts?.alpha ?? UCT_DEFAULTS.alpha,
-      pairs,
-      ...(pairs === 'judge' && { judge: opts.pairJudge ?? new QRuleJudge(), siblings: opts.siblings, concurrency: opts.concurrency }),
-    });
+    const stats = await deriveOutputs(opts.outDir, opts.questions, deriveSettings(opts));
     return { annotated: todo.length, skipped, stats };
   } finally {
     lock.release();
   }
+}
+
+/** How {@link annotate} turns its trees into pairs and trainer files, from its options. */
+function deriveSettings(opts: AnnotateOptions): DeriveOptions {
+  const pairs = opts.pairs ?? defaultPairSource(opts.method);
+  return {
+    minGap: opts.minGap ?? 0.01,
+    labelThreshold: opts.labelThreshold ?? 0.5,
+    gold: goldFor(opts.policy),
+    values: opts.values ?? defaultValueLabel(opts.method),
+    alpha: opts.mcts?.alpha ?? UCT_DEFAULTS.alpha,
+    pairs,
+    ...(pairs === 'judge' && { judge: opts.pairJudge ?? new QRuleJudge(), siblings: opts.siblings, concurrency: opts.concurrency }),
+  };
+}
+
+/**
+ * An annotation made of another's trees: copies `fromDir`/trees.jsonl into `opts.outDir` and derives the
+ * pairs and trainer files with `opts`' pair settings (minGap, values, pairs) — the files {@link annotate}
+ * would write had it searched those same trees itself, without searching again. For two pair filters on
+ * one search (a recipe's annotate stage with `trees`).
+ */
+export async function annotateFromTrees(opts: AnnotateOptions, fromDir: string): Promise<AnnotateResult> {
+  mkdirSync(opts.outDir, { recursive: true });
+  copyFileSync(join(fromDir, 'trees.jsonl'), join(opts.outDir, 'trees.jsonl'));
+  const stats = await deriveOutputs(opts.outDir, opts.questions, deriveSettings(opts));
+  return { annotated: 0, skipped: stats.questions, stats };
 }
 
 /** The oracle's action, as the gold step, where the data has a plan (for the gold-preferred share). */

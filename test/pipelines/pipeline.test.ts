@@ -28,6 +28,8 @@ describe('recipes', () => {
     bad('stages:\n  - { id: a, kind: train, algo: grpo }\nevaluate: { systems: [{ name: b }] }\nclaims: [{ claim: c, metric: em, treatment: b, control: z }]\n', /claims\.0 names the system "z"/);
     bad('stages:\n  - { id: a, kind: trian }\nevaluate: { systems: [{ name: b }] }\n', /r\.yaml: stages\.0\.kind/);
     bad('stages: [\n', /not valid YAML/);
+    bad('stages:\n  - { id: a, kind: annotate, method: rank }\n  - { id: b, kind: annotate, method: mcts-spre, trees: a }\nevaluate: { systems: [{ name: c }] }\n', /stages\.1 \(b\)\.trees names "a", a rank annotation, not mcts-spre/);
+    bad('stages:\n  - { id: b, kind: annotate, method: mcts-spre, trees: a }\nevaluate: { systems: [{ name: c }] }\n', /trees names "a", which is not an earlier annotate stage/);
   });
 });
 
@@ -132,6 +134,21 @@ claims:
     // The base evaluated is the warm-started file, not the untrained policy.
     assert.ok(!existsSync(join(tmp.dir, 'warm-out', 'seed-0', 'base.json')));
     assert.ok(JSON.stringify(r.seeds[0]!.results.config.systems[0]).includes(join('seed-0', 'base', 'policy.json')));
+  });
+
+  it('an annotate stage with trees mines an earlier stage\'s trees with its own minGap, searching nothing', async () => {
+    const two = join(tmp.dir, 'two.yaml');
+    writeFileSync(two, recipeText(0.3).replace('seeds: [0, 1]', 'seeds: [0]').replace('  - { id: dpo,', '  - { id: clear, kind: annotate, method: mcts-spre, trees: annotate, minGap: 0.2 }\n  - { id: dpo,').replace('data: annotate, settings', 'data: clear, settings'));
+    const log: string[] = [];
+    await runPipeline({ recipe: loadRecipe(two).recipe, recipePath: two, out: join(tmp.dir, 'two-out'), log: (l) => log.push(l) });
+    const dir = (id: string) => join(tmp.dir, 'two-out', 'seed-0', id);
+    assert.equal(readFileSync(join(dir('clear'), 'trees.jsonl'), 'utf8'), readFileSync(join(dir('annotate'), 'trees.jsonl'), 'utf8'));
+    const gaps = (id: string) => readFileSync(join(dir(id), 'pairs.jsonl'), 'utf8').trim().split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { gap: number }).gap);
+    assert.ok(gaps('clear').length > 0 && gaps('clear').length < gaps('annotate').length, `${gaps('clear').length} of ${gaps('annotate').length} pairs`);
+    assert.deepEqual(gaps('clear'), gaps('annotate').filter((g) => g >= 0.2));
+    assert.ok(log.some((l) => /clear: pairs mined from annotate's trees \(value gap ≥ 0\.2\) …/.test(l)), log.join('\n'));
+    const dpo = JSON.parse(readFileSync(join(dir('dpo'), 'stage.json'), 'utf8')).summary;
+    assert.equal(dpo.pairs, gaps('clear').length);
   });
 
   it('an annotation whose minGap keeps no pair skips the DPO and PRM built on it, and their systems and claims, as on the LLM path', async () => {
