@@ -10,7 +10,7 @@ type DemoOpts = Omit<DemoOptions, 'llmOptions' | 'log'> & { apiKey?: string };
 export function registerDemo(program: Command): void {
   program
     .command('demo')
-    .description('the whole loop offline (the comparison recipe on one seed; about 6 minutes of one core): synthetic world → index → MCTS+SPRE annotation → step-DPO vs GRPO (same questions) → PRM → PRM best-of-N → evaluation, report.html and results.json')
+    .description('the whole loop offline (the comparison recipe on one seed; about 5 minutes of one core): synthetic world → index → MCTS+SPRE annotation → step-DPO vs GRPO (same questions) → PRM → PRM best-of-N → evaluation, report.html and results.json')
     .option('--out <dir>', 'output folder (a rerun with the same settings keeps every finished stage)', 'ragtrail-demo')
     .option('--entities <n>', 'entities of the synthetic world', intArg(200, 10_000_000), DEMO_DEFAULTS.entities)
     .option('--train-questions <n>', 'training questions: the budget of both learners', intArg(1), DEMO_DEFAULTS.trainQuestions)
