@@ -70,7 +70,9 @@ function legend(items: readonly LegendItem[], x0: number, y0: number, width: num
 }
 
 function open(W: number, H: number, title: string): string {
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(title)}"><text x="${W / 2}" y="20" text-anchor="middle" font-size="14" font-weight="bold">${esc(title)}</text>`;
+  // A title longer than the drawing (a long stage id before a long curve name) is squeezed to fit it.
+  const fit = textWidth(title, 14) > W - 16 ? ` textLength="${W - 16}" lengthAdjust="spacingAndGlyphs"` : '';
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" role="img" aria-label="${esc(title)}"><text x="${W / 2}" y="20" text-anchor="middle" font-size="14" font-weight="bold"${fit}>${esc(title)}</text>`;
 }
 
 function yTitle(text: string, top: number, plotH: number): string {

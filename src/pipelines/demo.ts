@@ -45,7 +45,8 @@ export function demoRecipe(o: DemoOptions): Recipe {
   const r = structuredClone(loadRecipe('comparison').recipe);
   r.agent = o.agent as Recipe['agent'];
   for (const s of r.stages) {
-    if (s.kind === 'annotate') s.mcts = { ...s.mcts, simulations: o.simulations };
+    // A stage that mines another's trees (`trees`) does not search: its search settings are that stage's.
+    if (s.kind === 'annotate' && !s.trees) s.mcts = { ...s.mcts, simulations: o.simulations };
     if (s.kind === 'train' && s.algo === 'grpo') s.settings = { ...s.settings, epochs: o.grpoEpochs };
   }
   for (const s of r.evaluate.systems) if (s.select === 'prm') s.n = o.n;

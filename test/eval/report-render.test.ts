@@ -38,7 +38,7 @@ const out = join(tmp.dir, 'demo');
 
 before(async () => {
   if (NO_CHROMIUM) return;
-  // Small enough for a test (about 20 s on 2 cores), large enough for every plot: 40 test questions, 5 systems.
+  // Small enough for a test (about 20 s on 2 cores), large enough for every plot: 40 test questions, 7 systems.
   demo = await runDemo({ out, entities: 2000, trainQuestions: 30, simulations: 6, grpoEpochs: 1, n: 4 });
   browser = await chromium.launch({ executablePath: CHROMIUM });
 });
@@ -131,7 +131,7 @@ describe('the report as rendered by Chromium', () => {
     t.diagnostic(`screenshot: ${join(shots, 'demo-report.png')}`);
     const all = await charts(page);
     const systems = demo.seeds[0]!.results.config.systems.map((s) => s.name);
-    assert.equal(systems.length, 5);
+    assert.equal(systems.length, 7);
     all.forEach(assertChart);
 
     const f1 = all.find((c) => c.title.startsWith('F1 by number of retrieval steps'))!;

@@ -11,11 +11,15 @@ import { loadRecipe, RECIPE_NAMES } from '../../src/pipelines/recipe.js';
 describe('claim texts from the run settings', () => {
   it('demo --n 4: systems, claims and description say best-of-4, nothing says best-of-10', () => {
     const r = demoRecipe({ ...DEMO_DEFAULTS, out: 'unused', n: 4 });
-    assert.deepEqual(r.evaluate.systems.map((s) => [s.name, s.n]), [['base', undefined], ['step-DPO (process)', undefined], ['GRPO (outcome)', undefined], ['base + PRM best-of-4', 4], ['step-DPO + PRM best-of-4', 4]]);
+    assert.deepEqual(r.evaluate.systems.map((s) => [s.name, s.n]), [['base', undefined], ['step-DPO (process)', undefined], ['GRPO (outcome)', undefined], ['base + PRM best-of-4', 4], ['step-DPO + PRM best-of-4', 4], ['step-DPO (gap ≥ 0.3)', undefined], ['base + PRM (gap ≥ 0.3) best-of-4', 4]]);
     assert.deepEqual(r.claims.map((c) => [c.claim, c.treatment, c.control]), [
       ['step-level process preferences beat outcome-reward RL at equal training questions', 'step-DPO (process)', 'GRPO (outcome)'],
       ["PRM best-of-4 beats the base policy's own sampling", 'base + PRM best-of-4', 'base'],
+      ['diagnostic: step-DPO on the pairs with a value gap of 0.3 or more beats GRPO', 'step-DPO (gap ≥ 0.3)', 'GRPO (outcome)'],
+      ['diagnostic: best-of-4 with a PRM on the pairs with a value gap of 0.3 or more beats the base', 'base + PRM (gap ≥ 0.3) best-of-4', 'base'],
     ]);
+    // The stage that mines annotate's trees keeps no search settings of its own for --simulations to patch.
+    assert.deepEqual(r.stages.filter((s) => s.kind === 'annotate').map((s) => [s.id, s.kind === 'annotate' && s.mcts['simulations']]), [['annotate', 64], ['annotate-gap', undefined]]);
     assert.match(r.description, /and PRM best-of-4 on top of each;/);
     assert.ok(!JSON.stringify(r).includes('best-of-10'), 'best-of-10 left somewhere');
   });
@@ -40,7 +44,7 @@ describe('claim texts from the run settings', () => {
     const mixed = structuredClone(loadRecipe('comparison').recipe);
     mixed.evaluate.systems.find((s) => s.name === 'step-DPO + PRM best-of-10')!.n = 6;
     const m = withRunSettings(mixed);
-    assert.deepEqual(m.evaluate.systems.filter((s) => s.select === 'prm').map((s) => s.name), ['base + PRM best-of-10', 'step-DPO + PRM best-of-6']);
+    assert.deepEqual(m.evaluate.systems.filter((s) => s.select === 'prm').map((s) => s.name), ['base + PRM best-of-10', 'step-DPO + PRM best-of-6', 'base + PRM (gap ≥ 0.3) best-of-10']);
     assert.equal(m.claims[1]!.claim, "PRM best-of-10 beats the base policy's own sampling");
     assert.equal(m.description, mixed.description);
   });

@@ -64,7 +64,7 @@ describe('ragtrail view in a browser', { skip: NO_CHROMIUM }, () => {
   it('sources → run → question: the list and the transcript show what the files hold', async () => {
     const { page, errors } = await open();
     await page.goto(base);
-    for (const h of ['Results (2)', 'Runs (5)', 'Annotations (1)', 'Training logs (4)']) await page.getByRole('heading', { name: h }).waitFor();
+    for (const h of ['Results (2)', 'Runs (7)', 'Annotations (2)', 'Training logs (6)']) await page.getByRole('heading', { name: h }).waitFor();
     const run = byRel('/base__world-test');
     const file = lines(run.files['trajectories']!);
     await page.getByRole('link', { name: run.rel }).click();
@@ -153,7 +153,7 @@ describe('ragtrail view in a browser', { skip: NO_CHROMIUM }, () => {
     const res = byRel('/seed-0/eval');
     await page.goto(`${base}#/results/${res.id}`);
     await page.getByRole('heading', { name: 'Paired against base' }).waitFor();
-    assert.equal(await page.getByRole('link', { name: 'open' }).count(), 5);
+    assert.equal(await page.getByRole('link', { name: 'open' }).count(), 7);
     await page.getByText('chance', { exact: true }).waitFor();
     assert.ok(await page.evaluate('document.documentElement.scrollWidth <= 800'), 'the page overflows at 800 px');
     await page.screenshot({ path: join(shots, 'results-800.png'), fullPage: true });

@@ -32,12 +32,13 @@ describe('view: sources, rows, trees, results and curves from a demo output', ()
   it('finds every output of the demo by the files ragtrail writes', () => {
     const sources = findSources([out]);
     const kinds = (k: string) => sources.filter((s) => s.kind === k).map((s) => s.rel).sort();
-    assert.equal(kinds('run').length, 5);
+    assert.equal(kinds('run').length, 7);
     assert.ok(kinds('run').every((r) => r.startsWith('demo/seed-0/eval/runs/')));
-    assert.deepEqual(kinds('annotation'), ['demo/seed-0/annotate']);
+    // The gap diagnostic's annotation mines annotate's trees: an annotation folder of its own.
+    assert.deepEqual(kinds('annotation'), ['demo/seed-0/annotate', 'demo/seed-0/annotate-gap']);
     assert.deepEqual(kinds('results'), ['demo', 'demo/seed-0/eval']);
     // The warm-started base (issue 43) is a trained policy too.
-    assert.deepEqual(kinds('training'), ['demo/seed-0/base', 'demo/seed-0/grpo', 'demo/seed-0/prm', 'demo/seed-0/step-dpo']);
+    assert.deepEqual(kinds('training'), ['demo/seed-0/base', 'demo/seed-0/grpo', 'demo/seed-0/prm', 'demo/seed-0/prm-gap', 'demo/seed-0/step-dpo', 'demo/seed-0/step-dpo-gap']);
     // Ids are stable for the same folders.
     assert.deepEqual(findSources([out]).map((s) => s.id), sources.map((s) => s.id));
   });
