@@ -64,9 +64,9 @@ export function normalizeAnswer(s: string, opts: NormalizeOptions = {}): string 
 }
 
 /**
- * Sentences of prose, split after ". ", "! " and "? " except after an initial ("W. A. Mozart") or a
- * common abbreviation ("Dr.", "Jr.", "St.", "vs."): for text shown to or taken from a model (IRCoT's
- * steps, ARENA's SFT analyses). {@link sentencesOf}'s plain split stays where features were fitted on it.
+ * Sentences of prose, split after ". ", "! " and "? " except after an initial ("W. A. Mozart"), an
+ * initialism ("the U.S. in 1990") or a common abbreviation ("Dr.", "Jr.", "St.", "vs."): for text
+ * shown to or taken from a model (IRCoT's steps, ARENA's SFT analyses). {@link sentencesOf}'s plain split stays where features were fitted on it.
  */
 export function proseSentences(text: string): string[] {
   const out: string[] = [];
@@ -74,7 +74,8 @@ export function proseSentences(text: string): string[] {
   const re = /[.!?](?=\s+\S)/g;
   for (let m = re.exec(text); m; m = re.exec(text)) {
     const word = /(\S+)$/.exec(text.slice(from, m.index))?.[1] ?? '';
-    if (/^[A-Z]$/.test(word) || /^(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|Prof|Mt|vs|etc|e\.g|i\.e|No)$/i.test(word)) continue;
+    // An initial ("W."), an initialism ("U.S.", "É.U.") or a common abbreviation does not end a sentence.
+    if (/^\p{Lu}$/u.test(word) || /^(?:\p{L}\.)+\p{L}$/u.test(word) || /^(?:Mr|Mrs|Ms|Dr|St|Jr|Sr|Prof|Mt|vs|etc|e\.g|i\.e|No)$/i.test(word)) continue;
     out.push(text.slice(from, m.index + 1).trim());
     from = m.index + 1;
   }

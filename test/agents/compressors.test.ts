@@ -285,6 +285,9 @@ describe('RECOMP', () => {
   it('extractive: sentences of the texts (over 5 characters), scored by inner product with the question; top n in document order', async () => {
     const docs: Hit[] = [harbor, tolvik2, noise2];
     assert.deepEqual(recompSentences(docs), [harbor.text, 'Maren Tolvik was born in Oslo in 1930.', 'She directed eleven films.', 'Harbor Lights is a novel.', 'It won no prize.']);
+    // An initialism does not end a sentence ("U.S." split the first of these in two before).
+    const usa: Hit = { passageId: 'u', title: 'U', text: 'Tolvik moved to the U.S. in 1962. Dr. Hale met her there.', score: 1 };
+    assert.deepEqual(recompSentences([usa]), ['Tolvik moved to the U.S. in 1962.', 'Dr. Hale met her there.']);
     assert.deepEqual(topSentences(['a', 'b', 'c'], [1, 3, 3], 2), ['b', 'c']);
     assert.deepEqual(topSentences(['a', 'b', 'c'], [2, 1, 1], 2), ['a', 'b']); // a tie goes to the earlier
     // Question features born, direct, silent harbor → scores 2, 1, 1, 0, 0.
