@@ -87,3 +87,18 @@ export function proseSentences(text: string): string[] {
 export function sentencesOf(text: string): string[] {
   return text.split(/(?<=[.!?])\s+/).map((s) => s.trim()).filter(Boolean);
 }
+
+/**
+ * A function of a string, memoised: for text-reading code that sees the same pages and questions over
+ * and over (features of every candidate of every rollout). The cache is emptied when it holds `max`.
+ */
+export function memoByText<T>(f: (text: string) => T, max: number): (text: string) => T {
+  const cache = new Map<string, T>();
+  return (text) => {
+    if (cache.has(text)) return cache.get(text)!;
+    const v = f(text);
+    if (cache.size >= max) cache.clear();
+    cache.set(text, v);
+    return v;
+  };
+}

@@ -14,7 +14,7 @@
  * whether it is the real name an alternative-title page gives for the question's entity, the share of
  * relations not yet followed; for answers, whether they are the next — or the last — relation's object.
  */
-import { normalizeAnswer, sentencesOf } from '../core/text.js';
+import { memoByText, normalizeAnswer, sentencesOf } from '../core/text.js';
 import type { State } from '../env/env.js';
 import { retrievedDocs } from '../env/env.js';
 import { ENGLISH_STOP_WORDS } from '../retrieval/analyzer.js';
@@ -34,13 +34,6 @@ export const PROCESS_FEATURES = [
   'search:bridge_next_relation', 'answer:beside_next_relation', 'extract:beside_next_relation', 'search:relations_open', 'answer:relations_open', 'search:real_name_of_question_entity', 'answer:object_of_last_relation',
 ] as const;
 
-/**
- * What a multi-hop step reads from the latest search (the chain features): a query follows the chain
- * when its new words (not in the question or earlier queries) stand in a sentence of the latest
- * documents beside the entity that search was for — the bridge — and the more that sentence speaks of
- * the question's relations, the likelier it is the right bridge; an answer stands beside that entity
- * likewise. `covered`: searches made against the lookups the question's wording asks for.
- */
 /** What the chain features read from a state, whatever the candidate: computed once per state (chainView). */
 interface ChainView {
   covered: number;
@@ -188,16 +181,7 @@ const within = (part: ReadonlySet<string>, whole: ReadonlySet<string>) => part.s
 
 // Words of a text, memoised: features read the same pages, questions and queries over and over (every
 // candidate of every step of every rollout), and normalising them was most of MCTS annotation's time.
-const WORDS_CACHE = new Map<string, ReadonlySet<string>>();
-const WORDS_CACHE_MAX = 200_000;
-function words(text: string): ReadonlySet<string> {
-  let w = WORDS_CACHE.get(text);
-  if (w) return w;
-  w = new Set(normalizeAnswer(text).split(' ').filter((x) => x && !ENGLISH_STOP_WORDS.has(x)));
-  if (WORDS_CACHE.size >= WORDS_CACHE_MAX) WORDS_CACHE.clear();
-  WORDS_CACHE.set(text, w);
-  return w;
-}
+const words: (text: string) => ReadonlySet<string> = memoByText((text) => new Set(normalizeAnswer(text).split(' ').filter((x) => x && !ENGLISH_STOP_WORDS.has(x))), 200_000);
 
 function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
   if (a.size === 0 && b.size === 0) return 1;

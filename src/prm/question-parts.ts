@@ -3,7 +3,7 @@
  * capitalised entity spans, the question's relation words ("director", "born", "capital"), how much a
  * sentence speaks of those relations, and how long a chain the question's wording asks for.
  */
-import { normalizeAnswer } from '../core/text.js';
+import { memoByText, normalizeAnswer } from '../core/text.js';
 import { ENGLISH_STOP_WORDS } from '../retrieval/analyzer.js';
 
 const WH = new Set(['who', 'what', 'when', 'where', 'which', 'why', 'how', 'whom', 'whose', 'in', 'is', 'are', 'was', 'were', 'do', 'does', 'did']);
@@ -111,17 +111,9 @@ export function speaksOf(text: string, r: string): boolean {
 }
 
 // The two forms speaksOf matches in, memoised: the same sentences are asked about every relation, for
-// every candidate of every step.
-const FORMS = new Map<string, { norm: string; low: string }>();
-function forms(text: string): { norm: string; low: string } {
-  let f = FORMS.get(text);
-  if (f) return f;
-  // Cues of several words keep their articles ("was a"), which normalizeAnswer would drop.
-  f = { norm: normalizeAnswer(text), low: ` ${text.toLowerCase().replace(/[^\p{L}\d]+/gu, ' ')} ` };
-  if (FORMS.size >= 100_000) FORMS.clear();
-  FORMS.set(text, f);
-  return f;
-}
+// every candidate of every step. Cues of several words keep their articles ("was a"), which
+// normalizeAnswer would drop.
+const forms = memoByText((text) => ({ norm: normalizeAnswer(text), low: ` ${text.toLowerCase().replace(/[^\p{L}\d]+/gu, ' ')} ` }), 100_000);
 
 /** Where a sentence speaks of a relation word: the [start, end) of each cue it uses, in its lower-cased text. */
 function cueSpans(sentence: string, r: string): [number, number][] {
