@@ -29,7 +29,7 @@ import { episodeScorer } from '../rewards/apply.js';
 import { composeScheme } from '../rewards/schemes.js';
 import type { Stage } from './recipe.js';
 import { rftRows } from './rft-llm.js';
-import { annotateStage, demonstrate, prmSpec, prmStage, type Seed, stageQuestions } from './stages.js';
+import { annotateStage, demonstrate, noPreferencePairs, prmSpec, prmStage, type Seed, stageQuestions, tooFewForPrm } from './stages.js';
 
 export interface LlmEngineOptions {
   /** The served policy (an LLM spec: openai:URL#MODEL, llama:PATH). */
@@ -153,8 +153,8 @@ export class LlmEngine {
         if (stage.source === 'gold') return prmStage(ctx, stage, dir);
         const pairs = join(ctx.dir, stage.data!, 'prm_pairs.jsonl');
         if (!existsSync(pairs)) return { skipped: `${stage.data} was skipped` };
-        const questions = new Set((await readJsonlValues<{ id: string }>(pairs)).map((p) => p.id.split(':')[0]));
-        if (questions.size < 2) return { skipped: `${stage.data} mined pairs on ${questions.size} question(s): too few to train a PRM and hold some out` };
+        const tooFew = tooFewForPrm(stage.data!, await readJsonlValues<{ id: string }>(pairs));
+        if (tooFew) return { skipped: tooFew };
         // With the recipe's trl.stages.<id> block the PRM is an LLM trained through TRL (the papers'); else the lexical head.
         const paper = this.paperBlock(ctx, stage.id);
         return paper ? this.llmPrm(ctx, stage, dir, pairs, paper) : prmStage(ctx, stage, dir);
@@ -240,7 +240,7 @@ export class LlmEngine {
         await write('model', { algo: 'sft', model: from.dir, data: dataOf('trl_sft.jsonl'), trainer });
         break;
       case 'dpo':
-        if ((await readJsonlValues(dataOf('trl_preference.jsonl'))).length === 0) return { skipped: `${stage.data} mined no preference pairs` };
+        if ((await readJsonlValues(dataOf('trl_preference.jsonl'))).length === 0) return { skipped: noPreferencePairs(stage.data!) };
         await write('model', { algo: 'dpo', model: from.dir, data: dataOf('trl_preference.jsonl'), trainer });
         break;
       case 'rft': {

@@ -46,7 +46,7 @@ import { LlmEngine, type LlmEngineOptions } from './pipeline-llm.js';
 import type { ClaimMetric, Recipe, Stage } from './recipe.js';
 import type { PipelineOptions, PipelineResult, SeedResult } from './pipeline-types.js';
 import { runSeedsInProcesses } from './seed-processes.js';
-import { annotateStage, demonstrate, describeStage, openSeed, prmSpec, prmStage, type Seed, stageQuestions } from './stages.js';
+import { annotateStage, demonstrate, describeStage, noPreferencePairs, openSeed, prmSpec, prmStage, type Seed, stageQuestions } from './stages.js';
 
 export type { PipelineOptions, PipelineResult, SeedResult } from './pipeline-types.js';
 
@@ -133,7 +133,7 @@ async function runGymStage(ctx: Seed, stage: Stage, dir: string): Promise<Record
       } else if (stage.algo === 'dpo') {
         const pairs = await annotationPairs(join(ctx.dir, stage.data!), await stageTrees(ctx, stage.data!));
         // As on the LLM path: the stage, and the systems built on it, are skipped with the reason.
-        if (pairs.length === 0) return { skipped: `${stage.data} mined no preference pairs (raise its questions or simulations, or lower its minGap)` };
+        if (pairs.length === 0) return { skipped: noPreferencePairs(stage.data!) };
         log = trainDpo(policy, pairs, cfg, undefined, checkpoint);
         data = { pairs: pairs.length };
       } else if (stage.algo === 'rft') {

@@ -226,12 +226,21 @@ export function prmSpec(ctx: Seed, id: string): string {
   return stage?.kind === 'prm' && stage.source === 'gold' ? 'gold' : join(ctx.dir, id, 'prm.json');
 }
 
+/** Why a DPO stage is skipped: its annotation mined no pair (the gym's and the LLM path's reason). */
+export const noPreferencePairs = (data: string) => `${data} mined no preference pairs (raise its questions or simulations, or lower its minGap)`;
+
+/** Why a PRM stage is skipped, or undefined: pairs on fewer than two questions leave none to hold out. */
+export function tooFewForPrm(data: string, pairs: readonly { id: string }[]): string | undefined {
+  const questions = new Set(pairs.map((p) => p.id.split(':')[0])).size;
+  return questions < 2 ? `${data} mined pairs on ${questions} question(s): too few to train a PRM and hold some out (raise its questions or simulations)` : undefined;
+}
+
 /** The TypeScript PRM head on an annotation's pairs, a fifth of the questions held out (source gold: nothing to train). */
 export async function prmStage(ctx: Seed, stage: Extract<Stage, { kind: 'prm' }>, dir: string): Promise<Record<string, unknown>> {
   if (stage.source === 'gold') return { source: 'gold: scores steps by the gold plan (a diagnostic upper bound, not a trained model)' };
   const pairs = await readPrmPairs(join(ctx.dir, stage.data!, 'prm_pairs.jsonl'));
-  const questions = new Set(pairs.map((p) => p.id.split(':')[0])).size;
-  if (questions < 2) return { skipped: `${stage.data} mined pairs on ${questions} question(s): too few to train a PRM and hold some out (raise its questions or simulations)` };
+  const tooFew = tooFewForPrm(stage.data!, pairs);
+  if (tooFew) return { skipped: tooFew };
   const { prm, heldOut } = await trainPrm(pairs, { seed: ctx.seed, ...stage.settings });
   prm.save(join(dir, 'prm.json'));
   await writeJsonl(join(dir, 'heldout.jsonl'), heldOut);
