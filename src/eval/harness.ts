@@ -28,6 +28,7 @@ import { openRetriever } from '../retrieval/index-dir.js';
 import { Judge } from '../rewards/judge.js';
 import { arenaRelevance, trajectoryCitationPrecision } from './citations.js';
 import { emByType } from './question-types.js';
+import { searchUse } from './search-use.js';
 import { runQuestions } from './run.js';
 import { bootstrapCI, pairedBootstrap, pairedTTest } from './stats.js';
 import { buildSystem } from './systems.js';
@@ -249,6 +250,8 @@ export async function runEval(config: EvalConfig, log: EvalProgress = () => {}):
         emByType: emByType(ts, byId),
         latency: latencyOf(ts),
       };
+      const use = searchUse(ts, byId);
+      if (use) cell.searchUse = use;
       const hops = byHops(ts, byId, s.agent === 'arena');
       if (hops.length > 1) cell.byHops = hops;
       if (s.agent === 'arena') {

@@ -78,6 +78,9 @@ const DETAIL_COLUMNS: DetailColumn[] = [
   { head: 'Acc (cover-EM) [95% CI]', part: 'answers', text: (c) => ci(c.acc) },
   { head: 'judge [95% CI]', part: 'answers', value: (c) => c.judge?.mean, text: (c) => (c.judge ? ci(c.judge) : '–') },
   { head: 'RC', part: 'process', value: (c) => c.retrievalCount, text: (c) => c.retrievalCount.toFixed(2) },
+  // Present (a count) wherever questions name their supporting passages, so that a measured 0 is shown.
+  { head: 'over-search (share)', part: 'process', value: (c) => c.searchUse?.n, text: (c) => (c.searchUse ? `${c.searchUse.overSearch.toFixed(2)} (${prop(c.searchUse.overSearchShare)})` : '–') },
+  { head: 'ended early', part: 'process', value: (c) => c.searchUse?.n, text: (c) => (c.searchUse ? prop(c.searchUse.answeredEarly) : '–') },
   { head: 'format ok', part: 'process', value: (c) => c.format, text: (c) => prop(c.format) },
   { head: 'relevance', part: 'process', value: (c) => c.relevance, text: (c) => (c.relevance === undefined ? '–' : prop(c.relevance)) },
   { head: 'citation precision', part: 'process', value: (c) => c.citationPrecision, text: (c) => (c.citationPrecision === undefined ? '–' : prop(c.citationPrecision)) },
@@ -169,6 +172,8 @@ const calibrationNote = (c: Calibration) => `Calibration (the head's σ(score ga
 const calibrationRows = (c: Calibration) => c.bins.filter((b) => b.n > 0).map((b) => [`${b.from.toFixed(1)}–${b.to.toFixed(1)}`, String(b.n), prop(b.confidence), prop(b.accuracy)]);
 
 const TEST_HEAD = ['system', 'dataset', 'metric', 'Δ vs baseline', 't', 'p (t-test)', 'bootstrap 95% CI of Δ', 'p (bootstrap)'];
+const SEARCH_USE_NOTE = 'over-search: searches per question made after every supporting passage of the question had been retrieved (in brackets the share of questions with one); ended early: the share whose episode ended, answered or out of turns, before that (LWS: over- and under-retrieval). Over the questions that name their supporting passages.';
+
 const UNITS = 'EM, F1 and every other rate as proportions (0–1, 3 decimals, as in the claims)';
 
 export function mdTable(head: string[], rows: string[][]): string {
@@ -217,6 +222,7 @@ export function renderMarkdown(r: EvalResults, opts: ReportOptions = {}): string
   const head = ['system', ...datasets.flatMap((d) => [`${d} EM`, `${d} F1`]), 'Avg EM', 'Avg F1'];
   const { kept, dropped } = detailColumns(r);
   const out = [`# Evaluation (${r.createdAt})`, '', ...(r.notes ?? []).flatMap((n) => [n, '']), `Index \`${reportPath(r.config.index, opts.dir)}\`. ${UNITS}.${r.config.baseline ? ` * p < 0.05 (paired t-test) against ${r.config.baseline}.` : ''}`, '', mdTable(head, mainRows(r)), '', '## Details', '', mdTable(kept.map((c) => c.head), r.cells.map((c) => kept.map((k) => k.text(c)))), ...(dropped.length ? ['', droppedNote(dropped)] : [])];
+  if (r.cells.some((c) => c.searchUse)) out.push('', SEARCH_USE_NOTE);
   for (const t of typeTables(r)) out.push('', `## EM by question type (${t.dataset})`, '', TYPE_NOTE, '', mdTable(t.head, t.rows));
   for (const t of hopTables(r)) out.push('', `## EM by hops (${t.dataset})`, '', HOP_NOTE, '', mdTable(t.head, t.rows));
   if (r.answerCategories?.length) out.push('', '## Answer categories', '', CATEGORY_NOTE, '', mdTable(CATEGORY_HEAD, categoryRows(r)));
@@ -261,6 +267,7 @@ export function renderHtml(r: EvalResults, opts: ReportOptions = {}): string {
     const own = kept.slice(3).filter((c) => c.part === part);
     const cols = [...keys.filter((c) => part === 'answers' || c.head !== 'n'), ...own];
     if (own.length) body.push(`<h2>${heading}${on}</h2>`, htmlTable(cols.map((c) => c.head), r.cells.map((c) => cols.map((k) => k.text(c)))));
+    if (part === 'process' && own.length && r.cells.some((c) => c.searchUse)) body.push(`<p class="note">${esc(SEARCH_USE_NOTE)}</p>`);
   }
   if (dropped.length) body.push(`<p class="note dropped-columns">${esc(droppedNote(dropped))}</p>`);
   for (const t of typeTables(r)) body.push(`<h2>EM by question type (${esc(t.dataset)})</h2>`, `<p class="note">${esc(TYPE_NOTE)}</p>`, htmlTable(t.head, t.rows));

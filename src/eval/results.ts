@@ -6,6 +6,7 @@ import type { AnnotationStats } from '../process/stats.js';
 import type { PairEval } from '../prm/trained.js';
 import type { SearchMethod } from '../retrieval/index-dir.js';
 import type { TypeEm } from './question-types.js';
+import type { SearchUse } from './search-use.js';
 import type { MeanCI } from './stats.js';
 import type { LineSeries, RefLine } from './svg.js';
 import type { SystemSpec } from './systems.js';
@@ -85,6 +86,12 @@ export interface Cell {
   acc: MeanCI;
   judge?: MeanCI;
   retrievalCount: number;
+  /**
+   * Over- and under-search against the questions' supporting passages (eval/search-use.ts): searches
+   * made after every supporting passage was retrieved, and episodes that ended before. Absent where no
+   * question names its supporting passages, and in results from before it was measured.
+   */
+  searchUse?: SearchUse;
   /** Share of questions without a format failure. */
   format: number;
   /** ARENA: mean relevance reward of the cited references. */

@@ -329,8 +329,10 @@ export function resultsMarkdown(r: PipelineResult): string {
     }
   }
   for (const s of r.seeds) {
-    lines.push('', `## Seed ${s.seed}`, '', '| system | n | EM | F1 | RC |', '|---|---|---|---|---|');
-    for (const c of s.results.cells) lines.push(`| ${c.system} | ${c.n} | ${f(c.em.mean)} | ${f(c.f1.mean)} | ${c.retrievalCount.toFixed(2)} |`);
+    // Over-search and ending early (eval/search-use.ts) where the world names each question's passages.
+    const use = s.results.cells.some((c) => c.searchUse);
+    lines.push('', `## Seed ${s.seed}`, '', `| system | n | EM | F1 | RC |${use ? ' over-search | ended early |' : ''}`, `|---|---|---|---|---|${use ? '---|---|' : ''}`);
+    for (const c of s.results.cells) lines.push(`| ${c.system} | ${c.n} | ${f(c.em.mean)} | ${f(c.f1.mean)} | ${c.retrievalCount.toFixed(2)} |${use ? ` ${c.searchUse ? f(c.searchUse.overSearch) : '–'} | ${c.searchUse ? f(c.searchUse.answeredEarly) : '–'} |` : ''}`);
   }
   return lines.join('\n') + '\n';
 }

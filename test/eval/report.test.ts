@@ -105,11 +105,17 @@ describe('report: one convention for numbers, columns that measured something', 
     assert.deepEqual(table(html, 'Details: answers').head, ['system', 'n', 'EM [95% CI]', 'F1 [95% CI]', 'Acc (cover-EM) [95% CI]']);
     assert.deepEqual(table(html, 'Details: process and cost').head, ['system', 'RC', 'format ok']);
     assert.deepEqual(table(html, 'Details: process and cost').rows.map((r) => r[1]), ['5.00', '4.05', '1.50', '2.63', '4.72']);
-    assert.ok(html.includes('Left out, empty or zero in every row (not measured in this run): judge, relevance, citation precision, tokens/q, s/q (LLM, search).'));
+    assert.ok(html.includes('Left out, empty or zero in every row (not measured in this run): judge, over-search (share), ended early, relevance, citation precision, tokens/q, s/q (LLM, search).'));
     assert.match(md, /\| system \| dataset \| n \| EM \[95% CI\] \| F1 \[95% CI\] \| Acc \(cover-EM\) \[95% CI\] \| RC \| format ok \|/);
     // A column measured in one row comes back.
     const withTokens = { ...results, cells: results.cells.map((c, i) => (i === 2 ? { ...c, tokensPerQuestion: 812 } : c)) };
     assert.deepEqual(table(renderHtml(withTokens, { dir: DIR }), 'Details: process and cost').rows.map((r) => r.at(-1)), ['0', '0', '812', '0', '0']);
+    // Over-search is shown wherever it was measured, a measured 0 included, with what it counts.
+    const withUse = { ...results, cells: results.cells.map((c, i) => ({ ...c, searchUse: { n: 200, overSearch: i === 0 ? 0.65 : 0, overSearchShare: i === 0 ? 0.195 : 0, answeredEarly: 0.715 } })) };
+    const process = table(renderHtml(withUse, { dir: DIR }), 'Details: process and cost');
+    assert.deepEqual(process.head, ['system', 'RC', 'over-search (share)', 'ended early', 'format ok']);
+    assert.deepEqual(process.rows.map((r) => r[2]), ['0.65 (0.195)', '0.00 (0.000)', '0.00 (0.000)', '0.00 (0.000)', '0.00 (0.000)']);
+    assert.match(renderMarkdown(withUse, { dir: DIR }), /over-search: searches per question made after every supporting passage/);
   });
 });
 
