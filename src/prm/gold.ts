@@ -5,12 +5,17 @@
  * (PRM best-of-N, ProRAG's dual advantages, RFT's filter) works when the scores are informative:
  *
  *   answer   +2 when it matches a gold answer (EM), −2 otherwise
- *   search   4·F1(query, the first unresolved hop's sub-question) − 1, in [−1, 3];
+ *   search   4·F1(query, an open hop's sub-question) − 1, in [−1, 3], the best over the open hops;
  *            −1 once every hop's answer has been retrieved (time to answer)
+ *
+ * The plan is a partial order, not a sequence: a hop is open when it is unresolved and every earlier
+ * hop whose answer its sub-question names is resolved. A chain ("the spouse of the author of F") opens
+ * one hop at a time; a comparison ("which film is older, A or B?") opens A's and B's lookups together,
+ * and searching either first is equally good — the decomposition's order between them is arbitrary.
  *   extract  +1 when the evidence holds the last resolved hop's answer, −1 otherwise
  *   invalid  −2
  */
-import { goldPlan, retrieved } from '../agents/gold.js';
+import { goldPlan, type Hop, retrieved } from '../agents/gold.js';
 import { exactMatch, normalizeAnswer, tokenF1 } from '../core/metrics.js';
 import type { State } from '../env/env.js';
 import type { Candidate, PRM } from './types.js';
@@ -26,20 +31,30 @@ export class GoldPRM implements PRM {
   readonly name = 'gold [non-LLM: reads the gold plan]';
 
   /**
-   * Answer: +2 if it matches a gold answer (EM), else −2. Search: 4·F1(query, first unresolved hop's
-   * sub-question) − 1, in [−1, 3], or −1 once every hop is resolved. Extract: +1 if it holds the last
+   * Answer: +2 if it matches a gold answer (EM), else −2. Search: the best 4·F1(query, an open hop's
+   * sub-question) − 1 ({@link openHops}), in [−1, 3], or −1 once every hop is resolved. Extract: +1 if it holds the last
    * resolved hop's answer, else −1. Invalid: −2.
    */
   async score(state: State, candidates: readonly Candidate[]): Promise<number[]> {
     const plan = goldPlan(state.question);
     const resolved = plan.map((h) => retrieved(state, h.answer, h.passageId));
-    const next = plan.find((_, i) => !resolved[i]);
+    const open = openHops(plan, resolved);
     const last = [...plan].reverse().find((_, i) => resolved[plan.length - 1 - i]);
     return candidates.map(({ action: a }) => {
       if (a.type === 'answer') return exactMatch(a.answer, state.question.answers) === 1 ? 2 : -2;
-      if (a.type === 'search') return next ? 4 * tokenF1(tokens(a.query), tokens(next.query)).f1 - 1 : -1;
+      if (a.type === 'search') return open.length ? Math.max(...open.map((h) => 4 * tokenF1(tokens(a.query), tokens(h.query)).f1 - 1)) : -1;
       if (a.type === 'extract') return last?.answer && normalizeAnswer(a.evidence).includes(normalizeAnswer(last.answer)) ? 1 : -1;
       return -2;
     });
   }
+}
+
+/**
+ * The hops a search may take next: unresolved, with every earlier hop whose answer the sub-question
+ * names (as whole words) resolved. The first unresolved hop is always open, so a plan with anything
+ * left has an open hop.
+ */
+export function openHops(plan: readonly Hop[], resolved: readonly boolean[]): Hop[] {
+  const words = (t: string) => ` ${normalizeAnswer(t)} `;
+  return plan.filter((h, i) => !resolved[i] && plan.slice(0, i).every((e, j) => resolved[j] || !e.answer || normalizeAnswer(e.answer) === '' || !words(h.query).includes(words(e.answer))));
 }
