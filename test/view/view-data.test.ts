@@ -25,7 +25,8 @@ const out = join(tmp.dir, 'demo');
 const lines = (path: string) => readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
 
 before(async () => {
-  await runDemo({ out, entities: 1000, trainQuestions: 30, testQuestions: 20, simulations: 6, grpoEpochs: 1, n: 4 });
+  // 10 simulations: enough for the gap diagnostic to mine pairs on more than one question (with 6 or 8 its PRM is skipped).
+  await runDemo({ out, entities: 1000, trainQuestions: 30, testQuestions: 20, simulations: 10, grpoEpochs: 1, n: 4 });
 });
 
 describe('view: sources, rows, trees, results and curves from a demo output', () => {

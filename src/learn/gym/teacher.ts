@@ -52,9 +52,13 @@ export class CandidateTeacher implements Policy {
   private async scores(state: State, actions: readonly Move['action'][]): Promise<number[]> {
     const plan = goldPlan(state.question);
     const resolved = plan.map((h) => retrieved(state, h.answer, h.passageId));
-    const next = plan.find((_, i) => !resolved[i]);
     const lastResolved = [...plan].reverse().find((_, i) => resolved[plan.length - 1 - i]);
     const searched = new Set(searchesSoFar(state).map((x) => normalizeAnswer(x)));
+    // Every page is in, but the answer is not among the candidates (its page came with a search for
+    // something else, so its sentences rank below the spans about that): the page is searched for
+    // itself, as an agent would read it, rather than the question searched again and again.
+    const unanswerable = !state.mustAnswer && resolved.every(Boolean) && !actions.some((a) => a.type === 'answer' && exactMatch(a.answer, state.question.answers) === 1);
+    const next = plan.find((_, i) => !resolved[i]) ?? (unanswerable ? plan[plan.length - 1] : undefined);
     const out: number[] = [];
     for (const a of actions) {
       // Right only once the evidence is in: an option or yes/no named before that is a guess, however lucky.
@@ -72,9 +76,11 @@ export class CandidateTeacher implements Policy {
         }
         const f1 = tokenF1(tokens(a.query), tokens(next.query)).f1;
         const docs = await this.search(a.query);
-        const finds = docs.some((d) => d.passageId === next.passageId) || (next.answer !== undefined && docsState(docs, next.answer));
-        // Among the queries that find it, the shortest (the entity alone), so that its choices follow one rule.
-        out.push(finds ? 5 + 1 / (1 + tokens(a.query).length) + 0.01 * f1 : f1);
+        const at = docs.findIndex((d) => d.passageId === next.passageId);
+        const finds = at >= 0 || (next.answer !== undefined && docsState(docs, next.answer));
+        // Among the queries that find it, the one that ranks it highest (its page searched for itself,
+        // not a name that drags it in fifth), then the shortest (the entity alone): one rule throughout.
+        out.push(finds ? 5 + 1 / (1 + (at >= 0 ? at : docs.length)) + 0.1 / (1 + tokens(a.query).length) + 0.001 * f1 : f1);
       } else out.push(-10);
     }
     return out;
