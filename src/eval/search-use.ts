@@ -10,7 +10,7 @@
  * 2Wiki's, MuSiQue's); a question answerable from its own words (yes/no, either-or) still needs its
  * passages to be *known* right, so it counts too.
  */
-import type { Trajectory } from '../core/trajectory.js';
+import type { Step, Trajectory } from '../core/trajectory.js';
 import type { Question } from '../core/types.js';
 
 /** One episode's use of search against its question's supporting passages. */
@@ -34,7 +34,7 @@ export interface SearchUse {
 }
 
 /** Over-search and early answering of one episode; undefined when the question names no supporting passages. */
-export function episodeSearchUse(t: Pick<Trajectory, 'steps'>, q: Pick<Question, 'supporting'>): EpisodeSearchUse | undefined {
+export function episodeSearchUse(t: { readonly steps: readonly Step[] }, q: Pick<Question, 'supporting'>): EpisodeSearchUse | undefined {
   const need = new Set(q.supporting ?? []);
   if (need.size === 0) return undefined;
   const missing = new Set(need);

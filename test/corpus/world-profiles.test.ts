@@ -3,7 +3,8 @@
  * either profile, and the `deep` profile's declared properties measured on a generated world — chain
  * lengths, the first search (the question as asked) missing the first passage needed, the real title's
  * search finding it, a tempting wrong answer on the page the first search finds, a search budget
- * that wasted searches cost long chains.
+ * that wasted searches cost long chains, and a greedy policy trained on the outcome reward alone that
+ * still searches after it holds every passage it needs (over-search: something for LWS to correct).
  */
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -20,6 +21,11 @@ import { options } from '../../src/learn/gym/candidates.js';
 import { CandidateTeacher } from '../../src/learn/gym/teacher.js';
 import { buildIndex, openRetriever } from '../../src/retrieval/index-dir.js';
 import type { Retriever } from '../../src/retrieval/types.js';
+import { episodeSearchUse } from '../../src/eval/search-use.js';
+import type { Cell } from '../../src/eval/results.js';
+import { runPipeline } from '../../src/pipelines/pipeline.js';
+import { loadRecipe } from '../../src/pipelines/recipe.js';
+import { readFileSync } from 'node:fs';
 import { tempDir } from '../helpers.js';
 
 const share = (xs: readonly boolean[]) => xs.filter(Boolean).length / xs.length;
@@ -115,6 +121,39 @@ describe('the deep profile', () => {
     const [none, two, four] = [await emOfLong(0), await emOfLong(2), await emOfLong(4)];
     // Measured: 0.823, 0.722, 0.190 on 79 long chains (0.608, 0.544, 0.139 before the teacher re-read pages).
     assert.ok(none > 0.5 && two < none && four < none / 2, `EM on long chains after 0, 2, 4 wasted searches: ${none}, ${two}, ${four}`);
+  });
+
+  it('over-search: a greedy policy trained on the outcome reward alone searches after it holds every passage it needs, far more than the gold-plan teacher', async () => {
+    // The teacher (competence 1) answers once the chain's last page is in. It searches again only to
+    // re-read a page that came in with a search for something else (its answer is then not among the
+    // candidates, which favour the page searched for).
+    const env = new RagEnv({ retriever: retrievers['deep']!, topK: 5, maxTurns: PROFILES.deep.env.maxTurns!, maxSearches: PROFILES.deep.env.maxSearches! });
+    const teacher = new CandidateTeacher(getProtocol('search-r1'), retrievers['deep']!, 5, 1);
+    const taught: number[] = [];
+    for (const q of deep.questions.slice(0, 200)) {
+      let st = env.reset(q);
+      while (!st.done) st = (await env.step(st, (await teacher.propose(st, { n: 1, temperature: 1, seed: 0 }))[0]!)).state;
+      taught.push(episodeSearchUse(st, q)!.overSearch);
+    }
+    const teacherOver = taught.reduce((a, b) => a + b, 0) / taught.length;
+    // Measured: 0.105 searches a question.
+    assert.ok(teacherOver <= 0.15, `gold-plan teacher over-search ${teacherOver}`);
+    // The LWS recipe's outcome-only DAPO (its settings: 3 epochs, groups of 8, EM), at test size: this
+    // world (seed 5, 3,000 entities), a warm start on 300 teacher questions, DAPO on 100.
+    const { recipe } = loadRecipe('lws');
+    const small = {
+      ...recipe, world: { ...recipe.world, entities: 3000 }, base: { ...recipe.base!, questions: 300 }, seeds: [5], trainQuestions: 100,
+      stages: recipe.stages.filter((x) => x.id === 'outcome-dapo'), claims: [],
+      evaluate: { ...recipe.evaluate, systems: recipe.evaluate.systems.filter((x) => x.policy === 'base' || x.policy === 'outcome-dapo') },
+    };
+    const out = join(tmp.dir, 'lws-outcome');
+    await runPipeline({ recipe: small, recipePath: 'lws', out, log: () => {} });
+    const cells = (JSON.parse(readFileSync(join(out, 'seed-5', 'eval', 'results.json'), 'utf8')) as { cells: Cell[] }).cells;
+    const dapo = cells.find((c) => c.system === 'DAPO (outcome only)')!.searchUse!;
+    // Measured: 1.033 searches a question after the evidence was complete, on 0.267 of the 60 test
+    // questions, ten times the teacher's. Seeds 6–9: 0.48–0.68 searches, on 0.13–0.32 of the questions.
+    assert.equal(dapo.n, 60);
+    assert.ok(dapo.overSearch >= 0.2 && dapo.overSearchShare >= 0.1 && dapo.overSearch > 3 * teacherOver, `${JSON.stringify(dapo)}, teacher ${teacherOver}`);
   });
 
   it('the alternative-title page names a different work with its maker: a tempting wrong answer', () => {
