@@ -89,6 +89,7 @@ export function claimLine(c: ClaimRow): string {
 /** Candidates per step of a recipe's PRM best-of-N systems when the recipe leaves `n` out (eval/systems.ts). */
 const DEFAULT_BEST_OF = 10;
 const BEST_OF = /best-of-\d+/g;
+const SAMPLING = /sampling \d+ candidates/g;
 
 /**
  * The recipe with texts that say what the run does, built from its settings rather than from the
@@ -106,6 +107,8 @@ export function withRunSettings(recipe: Recipe): Recipe {
     if (s.select !== 'prm') continue;
     const n = s.n ?? DEFAULT_BEST_OF;
     const name = s.name.replace(BEST_OF, `best-of-${n}`);
+    // The one-sentence description the report gives the row says how many candidates, too.
+    if (s.about) s.about = s.about.replace(BEST_OF, `best-of-${n}`).replace(SAMPLING, `sampling ${n} candidates`);
     renamed.set(s.name, name);
     s.name = name;
     nOf.set(name, n);

@@ -22,6 +22,9 @@ describe('claim texts from the run settings', () => {
     assert.deepEqual(r.stages.filter((s) => s.kind === 'annotate').map((s) => [s.id, s.kind === 'annotate' && s.mcts['simulations']]), [['annotate', 64], ['annotate-gap', undefined]]);
     assert.match(r.description, /and PRM best-of-4 on top of each;/);
     assert.ok(!JSON.stringify(r).includes('best-of-10'), 'best-of-10 left somewhere');
+    // The rows' descriptions too: "the base sampling 4 candidates per step, …".
+    assert.deepEqual(r.evaluate.systems.filter((s) => s.about?.includes('sampling')).map((s) => s.about!.split(',')[0]), ['the base sampling 4 candidates per step', 'diagnostic: the base sampling 4 candidates per step']);
+    assert.ok(!JSON.stringify(r).includes('sampling 10'), 'sampling 10 left somewhere');
   });
 
   it('the shipped recipes, whose texts agree with their settings, come back unchanged', () => {
