@@ -4,6 +4,7 @@
  * builder + parser) plus a backend; non-LLM policies (oracle, sim, the trained gym policy) implement
  * the same interface and write their actions in the protocol's format, labelled as what they are.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { State, Move } from '../env/env.js';
 import type { GenerateRequest, GenerateResult, LLM } from '../llm/types.js';
 import { sequenceLogprob } from '../llm/types.js';
@@ -105,7 +106,9 @@ export class LlmPolicy implements Policy {
     // and with it whether the first step is a fixed search. Its calls (summaries, a router's decision,
     // SuRe's candidates) are the next step's cost: counted into its usage and model time.
     const prep = countingLLM(this.llm);
-    await p.prepare?.(state, prep.llm);
+    // A second model's calls (`--aux-llm`: a summariser, a scorer, a classifier) made while preparing
+    // count here too (countedInStep), also when episodes run concurrently.
+    await STEP.run(prep, async () => p.prepare?.(state, prep.llm));
     const fixed = state.mustAnswer ? undefined : p.fixedAction?.(state);
     const note = p.stepNote?.(state);
     if (fixed) return [{ action: fixed, raw: p.format(fixed, state), ...(prep.calls > 0 && { usage: { ...prep.usage }, llmMs: prep.ms }), ...(note !== undefined && { summary: note }) }];
@@ -144,8 +147,46 @@ export class LlmPolicy implements Policy {
   }
 }
 
+/** What the calls of one step's preparation add up to. */
+interface StepCalls {
+  calls: number;
+  usage: { promptTokens: number; completionTokens: number };
+  ms: number;
+}
+
+/** The step being prepared, for the calls of models the protocol holds itself (countedInStep). */
+const STEP = new AsyncLocalStorage<StepCalls>();
+
+/**
+ * A protocol's second model (`--aux-llm`) whose calls count toward the step that makes them, as the
+ * agent model's own calls in `prepare` do: its tokens and time go into that step's usage and model time.
+ */
+export function countedInStep(inner: LLM): LLM {
+  return new Proxy(inner, {
+    get(target, prop, receiver) {
+      if (prop !== 'generate') {
+        const v = Reflect.get(target, prop, receiver);
+        // Methods run on the model itself (its private state is not the proxy's).
+        return typeof v === 'function' ? v.bind(target) : v;
+      }
+      return async (req: GenerateRequest): Promise<GenerateResult> => {
+        const t0 = performance.now();
+        const r = await target.generate(req);
+        const step = STEP.getStore();
+        if (step) {
+          step.calls++;
+          step.ms += performance.now() - t0;
+          step.usage.promptTokens += r.usage.promptTokens;
+          step.usage.completionTokens += r.usage.completionTokens;
+        }
+        return r;
+      };
+    },
+  });
+}
+
 /** An LLM that adds up the tokens and time of the calls made through it (a protocol's `prepare`). */
-function countingLLM(inner: LLM): { llm: LLM; calls: number; usage: { promptTokens: number; completionTokens: number }; ms: number } {
+function countingLLM(inner: LLM): StepCalls & { llm: LLM } {
   const c = {
     calls: 0,
     usage: { promptTokens: 0, completionTokens: 0 },

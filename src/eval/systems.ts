@@ -5,7 +5,7 @@
  */
 import { InputError } from '../core/errors.js';
 import { createPolicy } from '../agents/policies.js';
-import { LlmPolicy, type Policy } from '../agents/policy.js';
+import { countedInStep, LlmPolicy, type Policy } from '../agents/policy.js';
 import { getProtocol, protocolNames } from '../agents/registry.js';
 import type { Protocol } from '../agents/protocol.js';
 import { RagEnv } from '../env/env.js';
@@ -90,7 +90,8 @@ export async function buildSystem(spec: SystemSpec, retriever: Retriever, llmOpt
   if (spec.auxLlm) {
     if (!protocol.withAux) throw new InputError(`agent ${spec.agent} uses no second model: drop --aux-llm`, `agents that take one: ${protocolNames().filter((n) => getProtocol(n).withAux).join(', ')}`);
     aux = await createLLM(spec.auxLlm, llmOptions);
-    protocol = protocol.withAux(aux);
+    // Its calls are the step's cost, as the agent model's are (agents/policy.ts countedInStep).
+    protocol = protocol.withAux(countedInStep(aux));
   }
   let llm: MeteredLLM | undefined;
   let policy: Policy;

@@ -73,6 +73,9 @@ describe('ragtrail run', () => {
       assert.ok(model.requests.every((q) => q.body['echo'] === undefined));
       const ts = lines(join(out, 'trajectories.jsonl'));
       assert.ok(ts.every((t) => t.prediction === '1900' && t.retrievalCount === 1));
+      // The scorer's calls are the answering step's cost too: each fake request reports 10 prompt tokens.
+      const prompt = ts.reduce((a, t) => a + (t.usage as { promptTokens: number }).promptTokens, 0);
+      assert.equal(prompt, 10 * (model.requests.length + scorer.requests.length));
       assert.equal(JSON.parse(readFileSync(join(out, 'run.json'), 'utf8')).auxLlm, `openai:${scorer.url}#gpt2`);
     } finally {
       await model.close();
