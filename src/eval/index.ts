@@ -15,6 +15,7 @@ export { answerCategories, type EvalProgress, readEvalConfig, runEval } from './
 export type { AnswerCategories, Cell, Curve, DatasetSpec, EvalConfig, EvalResults, LabelCheckSummary } from './results.js';
 export { answerInQuestion, emByType, NEEDS_RETRIEVAL, type TypeEm } from './question-types.js';
 export { byHops, type HopRow, hopsOf } from './hops.js';
+export { type EpisodeSearchUse, episodeSearchUse, type SearchUse, searchUse } from './search-use.js';
 export { renderHtml, renderMarkdown, type ReportOptions, writeReport } from './report.js';
 export { buildTableEval, loadPaperTable, type PaperTable, paperTableNames, paperTableSchema, TABLES_DIR, type TableRunOptions } from './paper-tables.js';
 export { EVAL_SWEEPS, type EvalSweep, parseValues, pointDir, recipePoints, setRecipePath, type SweepPoint, type SweepResult, sweepEval, writeSweep } from './sweep.js';

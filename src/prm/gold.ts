@@ -15,7 +15,7 @@
  *   extract  +1 when the evidence holds the last resolved hop's answer, −1 otherwise
  *   invalid  −2
  */
-import { goldPlan, type Hop, retrieved } from '../agents/gold.js';
+import { goldPlan, retrieved } from '../agents/gold.js';
 import { exactMatch, normalizeAnswer, tokenF1 } from '../core/metrics.js';
 import type { State } from '../env/env.js';
 import type { Candidate, PRM } from './types.js';
@@ -54,7 +54,7 @@ export class GoldPRM implements PRM {
  * names (as whole words) resolved. The first unresolved hop is always open, so a plan with anything
  * left has an open hop.
  */
-export function openHops(plan: readonly Hop[], resolved: readonly boolean[]): Hop[] {
+export function openHops<H extends { query: string; answer?: string }>(plan: readonly H[], resolved: readonly boolean[]): H[] {
   const words = (t: string) => ` ${normalizeAnswer(t)} `;
   return plan.filter((h, i) => !resolved[i] && plan.slice(0, i).every((e, j) => resolved[j] || !e.answer || normalizeAnswer(e.answer) === '' || !words(h.query).includes(words(e.answer))));
 }

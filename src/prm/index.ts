@@ -10,6 +10,6 @@ export { type PairEval, pairCalibration, type PrmPairRecord, type PrmTrainOption
 export { type ModelKind, type ModelState, pairCredit, ScoreModel } from './model.js';
 export { JudgePRM } from './judge.js';
 export { type PrmInput, PRM_INPUTS, RemotePRM, type RemoteOptions, type RemoteShape } from './remote.js';
-export { GoldPRM } from './gold.js';
+export { GoldPRM, openHops } from './gold.js';
 export { type OutcomePairs, outcomePairs } from './outcome.js';
 export { checkLabels, type KindCheck, type LabelCheck } from './label-check.js';
