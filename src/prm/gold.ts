@@ -7,13 +7,13 @@
  *   answer   +2 when it matches a gold answer (EM), −2 otherwise
  *   search   4·F1(query, an open hop's sub-question) − 1, in [−1, 3], the best over the open hops;
  *            −1 once every hop's answer has been retrieved (time to answer)
+ *   extract  +1 when the evidence holds the last resolved hop's answer, −1 otherwise
+ *   invalid  −2
  *
  * The plan is a partial order, not a sequence: a hop is open when it is unresolved and every earlier
  * hop whose answer its sub-question names is resolved. A chain ("the spouse of the author of F") opens
  * one hop at a time; a comparison ("which film is older, A or B?") opens A's and B's lookups together,
  * and searching either first is equally good — the decomposition's order between them is arbitrary.
- *   extract  +1 when the evidence holds the last resolved hop's answer, −1 otherwise
- *   invalid  −2
  */
 import { goldPlan, retrieved } from '../agents/gold.js';
 import { exactMatch, normalizeAnswer, tokenF1 } from '../core/metrics.js';
