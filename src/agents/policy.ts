@@ -154,6 +154,14 @@ interface StepCalls {
   ms: number;
 }
 
+/** Adds one call, started at `t0`, to a step's counts. */
+function addCall(step: StepCalls, r: GenerateResult, t0: number): void {
+  step.calls++;
+  step.ms += performance.now() - t0;
+  step.usage.promptTokens += r.usage.promptTokens;
+  step.usage.completionTokens += r.usage.completionTokens;
+}
+
 /** The step being prepared, for the calls of models the protocol holds itself (countedInStep). */
 const STEP = new AsyncLocalStorage<StepCalls>();
 
@@ -173,12 +181,7 @@ export function countedInStep(inner: LLM): LLM {
         const t0 = performance.now();
         const r = await target.generate(req);
         const step = STEP.getStore();
-        if (step) {
-          step.calls++;
-          step.ms += performance.now() - t0;
-          step.usage.promptTokens += r.usage.promptTokens;
-          step.usage.completionTokens += r.usage.completionTokens;
-        }
+        if (step) addCall(step, r, t0);
         return r;
       };
     },
@@ -196,10 +199,7 @@ function countingLLM(inner: LLM): StepCalls & { llm: LLM } {
       async generate(req: GenerateRequest): Promise<GenerateResult> {
         const t0 = performance.now();
         const r = await inner.generate(req);
-        c.calls++;
-        c.ms += performance.now() - t0;
-        c.usage.promptTokens += r.usage.promptTokens;
-        c.usage.completionTokens += r.usage.completionTokens;
+        addCall(c, r, t0);
         return r;
       },
     } as LLM,
