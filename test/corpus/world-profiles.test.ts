@@ -15,7 +15,7 @@ import { generateWorld, type World, writeWorld } from '../../src/corpus/world/in
 import { getProtocol } from '../../src/agents/registry.js';
 import { exactMatch } from '../../src/core/metrics.js';
 import { PROFILES } from '../../src/corpus/world/profiles.js';
-import { RagEnv } from '../../src/env/env.js';
+import { RagEnv, type State } from '../../src/env/env.js';
 import '../../src/learn/index.js';
 import { options } from '../../src/learn/gym/candidates.js';
 import { CandidateTeacher } from '../../src/learn/gym/teacher.js';
@@ -71,6 +71,18 @@ describe('the deep profile', () => {
   });
 
   const isAlt = (id: string | undefined) => !!id?.endsWith('-alt');
+  // The gold-plan teacher (competence 1) in the deep world's environment, within the profile's own
+  // budget (8 searches, 16 turns): `finish` plays an episode from a state to its end.
+  const goldTeacher = () => {
+    const { maxTurns, maxSearches } = PROFILES.deep.env;
+    const env = new RagEnv({ retriever: retrievers['deep']!, topK: 5, maxTurns: maxTurns!, maxSearches: maxSearches! });
+    const teacher = new CandidateTeacher(getProtocol('search-r1'), retrievers['deep']!, 5, 1);
+    const finish = async (s: State) => {
+      while (!s.done) s = (await env.step(s, (await teacher.propose(s, { n: 1, temperature: 1, seed: 0 }))[0]!)).state;
+      return s;
+    };
+    return { env, finish };
+  };
 
   it('asks chains of 3–6 relation hops (one more lookup where a work goes by its alternative title)', () => {
     const comp = deep.questions.filter((q) => q.type === 'compositional');
@@ -101,18 +113,16 @@ describe('the deep profile', () => {
   });
 
   it('the search budget binds: a searcher that wastes searches leaves long chains unfinished', async () => {
-    // The gold-plan teacher (competence 1) after 0, 2 or 4 searches for something unrelated, within the
-    // profile's own budget (8 searches, 16 turns): the chains of 5 or more lookups are the ones it cuts.
-    const { maxTurns, maxSearches } = PROFILES.deep.env;
-    const env = new RagEnv({ retriever: retrievers['deep']!, topK: 5, maxTurns: maxTurns!, maxSearches: maxSearches! });
-    const teacher = new CandidateTeacher(getProtocol('search-r1'), retrievers['deep']!, 5, 1);
+    // The gold-plan teacher after 0, 2 or 4 searches for something unrelated: the chains of 5 or more
+    // lookups are the ones the budget cuts.
+    const { env, finish } = goldTeacher();
     const chains = deep.questions.filter((q) => q.type === 'compositional').slice(0, 150);
     const emOfLong = async (wasted: number) => {
       const right: boolean[] = [];
       for (const q of chains) {
         let s = env.reset(q);
         for (let k = 0; k < wasted; k++) s = (await env.step(s, { action: { type: 'search', query: 'annual rainfall statistics' }, raw: '<search>annual rainfall statistics</search>' })).state;
-        while (!s.done) s = (await env.step(s, (await teacher.propose(s, { n: 1, temperature: 1, seed: 0 }))[0]!)).state;
+        s = await finish(s);
         const a = [...s.steps].reverse().find((x) => x.action.type === 'answer')?.action;
         if (q.decomposition!.length >= 5) right.push(a?.type === 'answer' && exactMatch(a.answer, q.answers) === 1);
       }
@@ -127,14 +137,9 @@ describe('the deep profile', () => {
     // The teacher (competence 1) answers once the chain's last page is in. It searches again only to
     // re-read a page that came in with a search for something else (its answer is then not among the
     // candidates, which favour the page searched for).
-    const env = new RagEnv({ retriever: retrievers['deep']!, topK: 5, maxTurns: PROFILES.deep.env.maxTurns!, maxSearches: PROFILES.deep.env.maxSearches! });
-    const teacher = new CandidateTeacher(getProtocol('search-r1'), retrievers['deep']!, 5, 1);
+    const { env, finish } = goldTeacher();
     const taught: number[] = [];
-    for (const q of deep.questions.slice(0, 200)) {
-      let st = env.reset(q);
-      while (!st.done) st = (await env.step(st, (await teacher.propose(st, { n: 1, temperature: 1, seed: 0 }))[0]!)).state;
-      taught.push(episodeSearchUse(st, q)!.overSearch);
-    }
+    for (const q of deep.questions.slice(0, 200)) taught.push(episodeSearchUse(await finish(env.reset(q)), q)!.overSearch);
     const teacherOver = taught.reduce((a, b) => a + b, 0) / taught.length;
     // Measured: 0.105 searches a question.
     assert.ok(teacherOver <= 0.15, `gold-plan teacher over-search ${teacherOver}`);
