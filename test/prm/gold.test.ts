@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import type { Question } from '../../src/core/types.js';
 import type { State } from '../../src/env/env.js';
 import { GoldPRM, openHops } from '../../src/prm/gold.js';
-import { goldPlan } from '../../src/agents/gold.js';
+import { goldPlan, judgedPlanScores } from '../../src/agents/gold.js';
 
 // The deep world's shape of a bridge-comparison: an alternative title, then each novel's author, then their births.
 const question: Question = {
@@ -57,4 +57,40 @@ test('the gold PRM scores a search for either entity of a comparison alike, and 
   // Once the alternative title is resolved, the real title's lookup is open too.
   const [real] = await prm.score(state(['b1-alt']), [search('Who wrote The Meadow of New Veford?')]);
   assert.equal(real, 3);
+});
+
+test('grounded answers: a right answer before every hop is retrieved scores as a wrong one; after, +2', async () => {
+  const answer = (a: string) => ({ action: { type: 'answer' as const, answer: a }, raw: '' });
+  const grounded = new GoldPRM({ grounded: true });
+  // Four of five hops found: the answer may be right, but the history does not hold it yet — a guess.
+  assert.deepEqual(await grounded.score(state(['b1-alt', 'b1', 'b2', 'p1']), [answer('The Mirror of Prifelton'), answer('A Harbor in Featon')]), [-2, -2]);
+  assert.deepEqual(await new GoldPRM().score(state(['b1-alt', 'b1', 'b2', 'p1']), [answer('The Mirror of Prifelton')]), [2]);
+  assert.deepEqual(await grounded.score(state(['b1-alt', 'b1', 'b2', 'p1', 'p2']), [answer('The Mirror of Prifelton'), answer('A Harbor in Featon')]), [2, -2]);
+  // Searches and their scores do not change.
+  assert.deepEqual(await grounded.score(state([]), [search('Who wrote The Mirror of Prifelton?')]), [3]);
+  // A plan with nothing to look for (no answers, no passages) cannot be checked: EM alone.
+  const bare: Question = { id: 'b', question: 'Is water wet?', answers: ['yes'] };
+  assert.deepEqual(await grounded.score({ ...state([]), question: bare }, [answer('yes')]), [2]);
+});
+
+test("the plan judge's scores: a search by what it fetched — the open hop's page +3, another missing page +1, nothing new −1", () => {
+  const fetched = (ids: string[]) => ({ action: { type: 'search' as const, query: 'q' }, docs: ids.map((id) => ({ passageId: id, title: id, text: '', score: 1 })) });
+  // Nothing found yet: b1-alt and b2 are open; p1 is a later hop's page; b1-alt found again is a repeat once found.
+  assert.deepEqual(judgedPlanScores(state([]), [fetched(['b2']), fetched(['p1']), fetched(['zz'])]), [3, 1, -1]);
+  assert.deepEqual(judgedPlanScores(state(['b1-alt']), [fetched(['b1-alt']), fetched(['b1'])]), [-1, 3]);
+  // Every hop found: any search is −1; answers are grounded (+2 right, −2 wrong); a search without documents is scored by its query.
+  const all = state(['b1-alt', 'b1', 'b2', 'p1', 'p2']);
+  assert.deepEqual(judgedPlanScores(all, [fetched(['p2']), { action: { type: 'answer', answer: 'The Mirror of Prifelton' } }]), [-1, 2]);
+  assert.deepEqual(judgedPlanScores(state([]), [{ action: { type: 'search', query: 'Who wrote The Mirror of Prifelton?' } }]), [3]);
+});
+
+test('evidence scores +1 when it notes a found fact not yet noted, in whichever order a comparison found them', async () => {
+  const note = (evidence: string) => ({ action: { type: 'extract' as const, evidence }, raw: '' });
+  const prm = new GoldPRM();
+  // b1-alt (answer The Meadow of New Veford) and b2 (Praalelie Dranez) found: either fact is new evidence.
+  const found = state(['b1-alt', 'b2']);
+  assert.deepEqual(await prm.score(found, [note('The Mirror of Prifelton was written by Praalelie Dranez.'), note('A Harbor in Featon is also The Meadow of New Veford.'), note('Featon is a town.')]), [1, 1, -1]);
+  // Once Dranez is noted, noting him again is no news; the other fact still is.
+  const noted: State = { ...found, steps: [...found.steps, { action: { type: 'extract', evidence: 'Written by Praalelie Dranez.' }, raw: '' }] };
+  assert.deepEqual(await prm.score(noted, [note('Praalelie Dranez wrote it.'), note('Also known as The Meadow of New Veford.')]), [-1, 1]);
 });

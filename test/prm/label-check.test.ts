@@ -12,7 +12,9 @@ const question = (id: string): Question => ({
   decomposition: [{ question: `Who directed Ember ${id}?`, answer: `Director ${id}`, passageId: `p-${id}` }],
 });
 const answer = (text: string) => ({ type: 'A', action: { type: 'answer' as const, answer: text }, raw: `<answer>${text}</answer>` });
-const pair = (id: string, n: number, chosen: string, rejected: string): PrmPairRecord => ({ id: `${id}:0:${n}`, state: { question: question(id).question, steps: [] }, chosen: answer(chosen), rejected: answer(rejected) });
+// The answer's page found by a search (found = false: no search yet, so any answer is a guess).
+const found = (id: string) => [{ action: { type: 'search' as const, query: `Ember ${id}` }, raw: '', docs: [{ passageId: `p-${id}`, title: `Ember ${id}`, text: `Ember ${id} was directed by Director ${id}.`, score: 1 }] }];
+const pair = (id: string, n: number, chosen: string, rejected: string, searched = true): PrmPairRecord => ({ id: `${id}:0:${n}`, state: { question: question(id).question, steps: searched ? found(id) : [] }, chosen: answer(chosen), rejected: answer(rejected) });
 
 test('checkLabels counts the gold verdict on each pair: agreement among untied pairs, the tied share, unchecked questions left out', async () => {
   const qs = new Map(['q1', 'q2'].map((id) => [id, question(id)]));
@@ -21,15 +23,16 @@ test('checkLabels counts the gold verdict on each pair: agreement among untied p
     pair('q1', 1, 'Someone', 'Director q1'), // gold prefers the rejected step
     pair('q2', 0, 'Director q2', 'Nobody'), // agrees
     pair('q2', 1, 'Nobody', 'Someone'), // both wrong: −2 and −2, a tie
+    pair('q2', 2, 'Director q2', 'Nobody', false), // right, but before the page was found: a guess, −2 like the wrong one — a tie
     pair('q9', 0, 'x', 'y'), // no question with a plan: not checked
   ];
   const c = await checkLabels(pairs, qs);
-  assert.equal(c.checked, 4);
-  assert.equal(c.goldTies, 0.25);
+  assert.equal(c.checked, 5);
+  assert.equal(c.goldTies, 0.4);
   assert.equal(c.goldAgreement, 2 / 3);
   assert.equal(c.featuresCeiling, null); // two questions: too few to train and hold out
   // Every pair here is answer against answer: one kind, with the same counts.
-  assert.deepEqual(c.byKind, { 'A/A': { pairs: 4, goldTies: 0.25, goldAgreement: 2 / 3 } });
+  assert.deepEqual(c.byKind, { 'A/A': { pairs: 5, goldTies: 0.4, goldAgreement: 2 / 3 } });
 });
 
 test('on gold-consistent labels over enough questions the head holds out well: the ceiling measures the features, not the labels', async () => {
