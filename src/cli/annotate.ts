@@ -6,7 +6,7 @@ import { selectShard, shardLabel } from '../core/shard.js';
 import { ensureOutDir } from '../core/io.js';
 import { createModel } from './setup.js';
 import { ANNOTATE_METHODS, type AnnotateMethod, annotate, defaultPairSource, JUDGE_LOG_FILE } from '../process/annotate.js';
-import { LlmSiblingJudge, PAIR_SOURCES, type PairSource, Q_RULE_DEFAULTS, QRuleJudge } from '../process/sibling-judge.js';
+import { LlmSiblingJudge, PAIR_SOURCES, type PairSource, PlanJudge, Q_RULE_DEFAULTS, QRuleJudge } from '../process/sibling-judge.js';
 import type { AnnotationStats } from '../process/stats.js';
 import { applyConfigFile, requireOptions } from './config.js';
 import { PRIOR_MODES, type PriorMode } from '../process/mcts.js';
@@ -40,12 +40,12 @@ interface AnnotateOpts extends AgentOpts {
   temperature?: number;
   batch: number;
   candidates: number;
-  rankSource?: 'judge' | 'rollout' | 'random';
+  rankSource?: 'judge' | 'rollout' | 'plan' | 'random';
   minGap: number;
   labelThreshold: number;
   values?: ValueLabel;
   pairs?: PairSource;
-  pairJudge?: 'rule' | 'llm';
+  pairJudge?: 'rule' | 'llm' | 'plan';
   pairMinVisits: number;
   quiet: boolean;
 }
@@ -105,13 +105,13 @@ export function registerAnnotate(program: Command): void {
     .option('--temperature <t>', 'expansion sampling temperature (UCT 1.0, PUCT 0.9, rank 1.0)', numberArg(0, 10))
     .option('--batch <n>', 'tree leaves evaluated concurrently per question', intArg(1, 256), 4)
     .option('--candidates <n>', 'rank: candidate actions per step', intArg(2, 100), 10)
-    .option('--rank-source <s>', 'rank: judge (needs --judge), rollout (Math-Shepherd) or random', choiceArg(['judge', 'rollout', 'random'] as const))
+    .option('--rank-source <s>', "rank: judge (needs --judge), rollout (Math-Shepherd), plan (no model: the question's gold plan, grounded answers) or random", choiceArg(['judge', 'rollout', 'plan', 'random'] as const))
     .option('--rollout-value <v>', "rank by rollouts: a candidate's share of correct rollouts (Math-Shepherd) or their mean F1", choiceArg(['correct', 'f1'] as const), 'correct')
     .option('--min-gap <x>', 'pairs: smallest |ΔQ|', numberArg(0, 100), 0.01)
     .option('--values <v>', 'MCTS pair labels: bottom-up (re-score the finished tree: answer F1 · α^depth, N-weighted means; default for mcts-spre) or running-mean (the search\'s Q; default otherwise)', choiceArg(VALUE_LABELS))
     .option('--label-threshold <x>', 'stepwise labels and SFT steps: Q at or above this is good', numberArg(-100, 100), 0.5)
     .option('--pairs <s>', `MCTS pairs: q-gap (siblings by label, --min-gap, --values) or judge (ProRAG: a judge shown each sibling's step, Q and N names one better and one worse; ${JUDGE_LOG_FILE} logs every verdict). Default: judge for mcts-puct, q-gap otherwise`, choiceArg(PAIR_SOURCES))
-    .option('--pair-judge <j>', '--pairs judge: llm (the --judge model) or rule (no model: the unique highest Q among siblings with N ≥ --pair-min-visits against the lowest; a rule, not a judgement). Default: llm when --judge is given, else rule', choiceArg(['rule', 'llm'] as const))
+    .option('--pair-judge <j>', "--pairs judge: llm (the --judge model), rule (no model: the unique highest Q among siblings with N ≥ --pair-min-visits against the lowest; a rule, not a judgement) or plan (no model: the best sibling by the question's gold plan, grounded answers, against the worst). Default: llm when --judge is given, else rule", choiceArg(['rule', 'llm', 'plan'] as const))
     .option('--pair-min-visits <n>', '--pair-judge rule: compare only siblings visited at least this often', intArg(1, 1_000_000), Q_RULE_DEFAULTS.minVisits)
     .option('--config <file>', 'JSON file of option values (command-line flags win)')
     .option('--quiet', 'no progress line', false)
@@ -121,7 +121,7 @@ export function registerAnnotate(program: Command): void {
       requireOptions(c, ['index', 'dataset', 'out']);
       ensureOutDir(opts.out!);
       const rankSource = opts.rankSource ?? (opts.judge ? 'judge' : undefined);
-      if (opts.method === 'rank' && !rankSource) throw new InputError('--method rank needs --judge SPEC, or --rank-source rollout|random');
+      if (opts.method === 'rank' && !rankSource) throw new InputError('--method rank needs --judge SPEC, or --rank-source rollout|plan|random');
       if ((opts.method === 'mcts-judge' || rankSource === 'judge') && !opts.judge) throw new InputError(`--method ${opts.method} needs --judge SPEC`);
       if (opts.method === 'rank' && opts.values) throw new InputError('--values labels search-tree pairs; --method rank ranks candidates instead', 'drop --values or use an mcts method');
       const pairs = opts.pairs ?? defaultPairSource(opts.method);
@@ -199,7 +199,7 @@ export function registerAnnotate(program: Command): void {
         labelThreshold: opts.labelThreshold,
         values: opts.values,
         pairs,
-        ...(pairs === 'judge' && { pairJudge: pairJudgeKind === 'llm' ? new LlmSiblingJudge(judge!) : new QRuleJudge({ minVisits: opts.pairMinVisits }) }),
+        ...(pairs === 'judge' && { pairJudge: pairJudgeKind === 'llm' ? new LlmSiblingJudge(judge!) : pairJudgeKind === 'plan' ? new PlanJudge() : new QRuleJudge({ minVisits: opts.pairMinVisits }) }),
         config,
         usage: llm ? () => llm.usage() : undefined,
         quiet: opts.quiet,

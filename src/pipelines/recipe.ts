@@ -43,6 +43,11 @@ const annotateStage = z
     values: z.enum(['bottom-up', 'running-mean']).optional(),
     /** How PRM pairs are labelled: the Q gap of siblings or a judge comparing them (ProRAG). */
     pairs: z.enum(['q-gap', 'judge']).optional(),
+    /**
+     * The offline judge of `pairs: judge`: q-rule (default; the unique highest Q against the lowest) or
+     * plan (reads the question's gold plan, grounded answers: process/sibling-judge.ts PlanJudge).
+     */
+    judge: z.enum(['q-rule', 'plan']).optional(),
     /** Q-gap pairs: the smallest value gap between siblings kept as a pair (default 0.01). */
     minGap: z.number().min(0).max(1).optional(),
     /**
@@ -178,6 +183,7 @@ function checkReferences(file: string, r: Recipe): void {
     if (s.kind === 'annotate') {
       need(`${where}.policy`, s.policy, ['train'], true);
       need(`${where}.trees`, s.trees, ['annotate']);
+      if (s.judge && s.pairs !== 'judge') throw new InputError(`${file}: ${where}.judge is set but pairs is ${s.pairs ?? 'the method\'s default'}`, 'add pairs: judge, or remove judge');
       const from = r.stages.find((x) => x.id === s.trees);
       if (from?.kind === 'annotate' && (from.method !== s.method || from.trees)) {
         throw new InputError(`${file}: ${where}.trees names "${s.trees}", ${from.trees ? 'which takes its own trees from another stage' : `a ${from.method} annotation, not ${s.method}`}`, 'name the annotate stage that searched, with the same method');

@@ -31,6 +31,7 @@ import { annotate, annotateFromTrees, type AnnotateOptions } from '../process/an
 import { trajectorySftExample } from '../process/export.js';
 import { PUCT_DEFAULTS, UCT_DEFAULTS } from '../process/mcts.js';
 import { RANK_DEFAULTS } from '../process/rank.js';
+import { PlanJudge, QRuleJudge } from '../process/sibling-judge.js';
 import type { Retriever } from '../retrieval/types.js';
 import type { Recipe, Stage } from './recipe.js';
 import { ProjectedPolicy } from '../learn/gym/projected.js';
@@ -146,7 +147,7 @@ export function describeStage(s: Stage): string {
       // An LLM teacher's spec can be a long URL: its model name is enough here.
       return `demonstrations from the ${s.teacher.includes('#') ? s.teacher.slice(s.teacher.lastIndexOf('#') + 1) : s.teacher} teacher`;
     case 'annotate':
-      return s.trees ? `pairs mined from ${s.trees}'s trees${s.minGap !== undefined ? ` (value gap ≥ ${s.minGap})` : ''}` : `${s.method} annotation with ${s.policy}`;
+      return s.trees ? `pairs ${s.judge ? `judged (${s.judge}) on` : 'mined from'} ${s.trees}'s trees${s.minGap !== undefined ? ` (value gap ≥ ${s.minGap})` : ''}` : `${s.method} annotation with ${s.policy}`;
     case 'prm':
       return s.source === 'gold' ? 'the gold PRM (scores steps by the gold plan; a diagnostic, not trained)' : `PRM on ${s.data}'s pairs`;
     case 'train':
@@ -213,6 +214,7 @@ export async function annotateStage(ctx: Seed, stage: Extract<Stage, { kind: 'an
     mcts: { ...base, ...search.mcts, seed: ctx.seed }, rank: { ...RANK_DEFAULTS, ...search.rank, seed: ctx.seed },
     ...(stage.values && { values: stage.values }),
     ...(stage.pairs && { pairs: stage.pairs }),
+    ...(stage.judge && { pairJudge: stage.judge === 'plan' ? new PlanJudge() : new QRuleJudge() }),
     ...(stage.minGap !== undefined && { minGap: stage.minGap }),
     config: { stage, seed: ctx.seed, policy: policy.name }, quiet: true,
   };

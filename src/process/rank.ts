@@ -1,7 +1,10 @@
 /**
  * RAG-Gym's process annotation by ranking (§3, App. F): at each step the policy proposes N candidate
  * actions (T = 1.0, N = 10); they are ranked — by a judge model weighing sufficiency, utility and
- * redundancy, by rollouts from each candidate (Math-Shepherd style), or at random (the baseline);
+ * redundancy, by rollouts from each candidate (Math-Shepherd style), by the question's gold plan (the
+ * offline stand-in for the judge: agents/gold.ts judgedPlanScores — sufficiency, an answer right only
+ * once its evidence is in; utility and redundancy, a search by whether it fetched the fact the question
+ * depends on next), or at random (the baseline);
  * the best is executed, and the episode goes on until an answer. Only trajectories whose final answer
  * is correct are kept. Each candidate's reward is 1 / (1 + rank): the best gets 1 (> 0.75, a positive),
  * ranks ≥ 2 get < 0.5 (negatives), rank 1 is unused — as in the authors' code.
@@ -13,12 +16,16 @@ import { exactMatch, f1Score } from '../core/metrics.js';
 import type { LLM } from '../llm/types.js';
 import { sameAction, Tree, type TreeNode } from './tree.js';
 import { describeProcess, rollout, seedFor } from './values.js';
+import { judgedPlanScores } from '../agents/gold.js';
 
 /**
  * How {@link annotateByRanking} orders the candidates of a step: an LLM judge's ranking, rollout values, or
  * at random (a baseline).
  */
-export type RankSource = 'judge' | 'rollout' | 'random';
+export type RankSource = 'judge' | 'rollout' | 'plan' | 'random';
+
+/** Rank source plan: candidates whose plan score is within this of the best's share rank 1 — neither positive nor negative. */
+export const PLAN_RANK_MARGIN = 0.5;
 
 /** Settings of {@link annotateByRanking}; defaults in `RANK_DEFAULTS` (10 candidates at T = 1, judge ranking, EM correctness). */
 export interface RankOptions {
@@ -88,7 +95,7 @@ export interface RankResult {
 
 /**
  * RAG-Gym's process annotation by ranking (§3, App. F): at each step sample `candidates` actions, rank
- * the distinct ones (judge, rollouts or random), execute the best, until an answer or maxTurns + 2
+ * the distinct ones (judge, rollouts, the gold plan or random), execute the best, until an answer or maxTurns + 2
  * steps.
  * Each candidate's rank is stored in the tree; `kept` says whether the final answer is correct.
  */
@@ -108,9 +115,16 @@ export async function annotateByRanking(env: RagEnv, policy: Policy, root: State
     const children: TreeNode[] = [];
     for (const m of moves) children.push(tree.add(node, (await env.step(node.state, m)).state));
     let order: number[];
+    let tiedWithBest = new Set<number>();
     if (moves.length === 1) order = [0];
     else if (opts.source === 'random') order = new Rng(seedFor(opts.seed, qid, 'random', step)).shuffle(moves.map((_, i) => i));
-    else if (opts.source === 'rollout') {
+    else if (opts.source === 'plan') {
+      // Each candidate as executed: a search is judged by the documents it fetched.
+      const scores = judgedPlanScores(node.state, children.map((ch) => ch.state.steps[ch.state.steps.length - 1]!));
+      order = scores.map((v, i) => ({ v, i })).sort((a, b) => b.v - a.v || a.i - b.i).map((x) => x.i);
+      // A candidate as good as the best by the plan is no negative: rank 1, which the reward scheme leaves unused.
+      tiedWithBest = new Set(order.slice(1).filter((i) => scores[order[0]!]! - scores[i]! <= PLAN_RANK_MARGIN));
+    } else if (opts.source === 'rollout') {
       // Math-Shepherd: a candidate is as good as the share of rollouts from it that end correctly.
       const values = await Promise.all(
         children.map(async (ch, i) => {
@@ -132,8 +146,8 @@ export async function annotateByRanking(env: RagEnv, policy: Policy, root: State
     }
     order.forEach((candidate, rank) => {
       const ch = children[candidate]!;
-      ch.rank = rank;
-      if (opts.source !== 'rollout') ch.value = 1 / (1 + rank);
+      ch.rank = tiedWithBest.has(candidate) ? 1 : rank;
+      if (opts.source !== 'rollout') ch.value = 1 / (1 + ch.rank);
       // Q of a candidate is its ranking reward (or rollout value).
       ch.N = 1;
       ch.W = ch.value;

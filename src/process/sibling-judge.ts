@@ -20,7 +20,17 @@
  *                    (2), the one with the unique highest Q is chosen and the lowest-Q one rejected; a
  *                    tie for the highest Q (within 0.01) gives no pair. It reads only Q and N, so it is a
  *                    rule standing in for the judge, not a judgement of the steps' logic.
+ *   PlanJudge        no model: reads the question's gold plan (its decomposition and supporting passages),
+ *                    as a judge given the reference would — the offline stand-in for the LLM judge on
+ *                    data that has a plan (the synthetic world; MuSiQue, 2Wiki). Each candidate gets the
+ *                    plan's score (agents/gold.ts judgedPlanScores): a search by what it fetched (the
+ *                    passage of the hop the question depends on next, another missing one, or nothing
+ *                    new), an answer as right only when correct and grounded — a right answer before
+ *                    the history holds its evidence is a guess, the judge's "a step can reach a right
+ *                    answer by luck". The best-scored candidate is chosen and the worst rejected, unless
+ *                    their scores differ by `margin` (0.5) or less.
  */
+import { judgedPlanScores } from '../agents/gold.js';
 import { type Action, isFormatFailure, type Step } from '../core/trajectory.js';
 import type { State } from '../env/env.js';
 import type { LLM } from '../llm/types.js';
@@ -141,6 +151,42 @@ export class QRuleJudge implements SiblingJudge {
     if (best.q - second.q < this.opts.tieGap) return { kind: 'none', reason: `tie for the highest Q (${best.q.toFixed(3)}, ${second.q.toFixed(3)})` };
     const worst = eligible[eligible.length - 1]!;
     return { kind: 'pair', chosen: best.id, rejected: worst.id, reason: `highest Q ${best.q.toFixed(3)} against lowest ${worst.q.toFixed(3)}` };
+  }
+}
+
+// ------------------------------------------------------------------------------- the plan judge
+
+export interface PlanJudgeOptions {
+  /** Plan scores that differ by this much or less are a tie (no pair). The scores span −2 … 3. */
+  margin: number;
+}
+
+/** The plan judge's margin: 0.5, chosen on the comparison recipe's development seed 0 (README, the fifth re-test design). */
+export const PLAN_JUDGE_DEFAULTS: PlanJudgeOptions = { margin: 0.5 };
+
+/**
+ * The offline stand-in for the judge on questions with a gold plan (see the module header): the
+ * best-scored sibling by the plan, grounded answers, against the worst; no pair when they are within
+ * `margin`. It reads the reference, so its pairs are as good as the plan. A question without a
+ * decomposition or supporting passages has only itself for a plan: answers are judged by EM alone and
+ * queries by their overlap with the question, a weak judge — give an LLM judge there.
+ */
+export class PlanJudge implements SiblingJudge {
+  readonly name: string;
+  readonly opts: PlanJudgeOptions;
+
+  constructor(options: Partial<PlanJudgeOptions> = {}) {
+    this.opts = { ...PLAN_JUDGE_DEFAULTS, ...options };
+    this.name = `plan(margin ${this.opts.margin}) [non-LLM: reads the gold plan]`;
+  }
+
+  async compare(job: SiblingJob): Promise<SiblingVerdict> {
+    const scores = judgedPlanScores(job.state, job.candidates.map((c) => c.step));
+    const ranked = job.candidates.map((c, i) => ({ c, s: scores[i]! })).sort((a, b) => b.s - a.s || a.c.id - b.c.id);
+    const best = ranked[0]!;
+    const worst = ranked[ranked.length - 1]!;
+    if (best.s - worst.s <= this.opts.margin) return { kind: 'none', reason: `plan scores within ${this.opts.margin} (${best.s.toFixed(2)} … ${worst.s.toFixed(2)})` };
+    return { kind: 'pair', chosen: best.c.id, rejected: worst.c.id, reason: `plan score ${best.s.toFixed(2)} against ${worst.s.toFixed(2)}` };
   }
 }
 

@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { cliRunner, data, tempDir } from '../helpers.js';
 import { type FakeOpenAI, startFakeOpenAI } from '../fixtures/fake-openai.js';
+import { judgedPlanScores } from '../../src/agents/gold.js';
+import { type SavedTree, stateAt } from '../../src/process/tree.js';
 
 const tmp = tempDir();
 const { run: ragtrail, runAsync: ragtrailAsync } = cliRunner(tmp.dir);
@@ -159,7 +161,7 @@ describe('ragtrail annotate', () => {
     assert.match(stats.stdout, /method\s+mcts-spre/);
     const rank = ragtrail('annotate', '--method', 'rank', '--agent', 'react', '--policy', 'sim', '--index', index, '--dataset', join(world, 'questions.jsonl'), '--out', join(tmp.dir, 'rank'), '--limit', '5');
     assert.equal(rank.status, 2);
-    assert.match(rank.stderr, /--method rank needs --judge SPEC, or --rank-source rollout\|random/);
+    assert.match(rank.stderr, /--method rank needs --judge SPEC, or --rank-source rollout\|plan\|random/);
   });
 });
 
@@ -186,6 +188,30 @@ describe('ragtrail annotate: RAG-Gym ranking and judge-valued MCTS, end to end',
     assert.ok(pairs.length > 0);
     const keptIds = new Set(trees.filter((t) => t.kept).map((t) => t.id));
     assert.ok(pairs.every((p: { questionId: string }) => keptIds.has(p.questionId)), 'pairs only from kept trajectories');
+  });
+
+  it('--method rank by the gold plan: the executed step scores highest by the plan; every pair is won by more than 0.5', () => {
+    const out = join(tmp.dir, 'rank-plan');
+    const r = ragtrail('annotate', '--method', 'rank', '--rank-source', 'plan', '--candidates', '6', '--agent', 'react', '--policy', 'sim', '--index', index, '--dataset', join(world, 'questions.jsonl'), '--split', 'train', '--out', out, '--limit', '12', '--quiet');
+    assert.equal(r.status, 0, r.stderr);
+    const trees: SavedTree[] = lines(join(out, 'trees.jsonl'));
+    const score = (t: SavedTree, id: number) => {
+      const n = t.nodes.find((x) => x.id === id)!;
+      return judgedPlanScores(stateAt(t, n.parent), [n.step!])[0]!;
+    };
+    for (const t of trees) {
+      for (const best of t.nodes.filter((n) => n.rank === 0)) {
+        for (const sib of t.nodes.filter((n) => n.parent === best.parent)) assert.ok(score(t, sib.id) <= score(t, best.id), `${t.id}: ${sib.id} over the executed ${best.id}`);
+      }
+    }
+    const pairs: { questionId: string; chosen: { node: number }; rejected: { node: number } }[] = lines(join(out, 'pairs.jsonl'));
+    assert.ok(pairs.length > 0);
+    const byId = new Map(trees.map((t) => [t.id, t]));
+    for (const p of pairs) {
+      const t = byId.get(p.questionId)!;
+      assert.ok(t.kept);
+      assert.ok(score(t, p.chosen.node) - score(t, p.rejected.node) > 0.5, `${p.questionId}: ${p.chosen.node} > ${p.rejected.node}`);
+    }
   });
 
   it('--method rank with a judge model: one ranking request per step, its order decides the executed step', async () => {

@@ -30,6 +30,7 @@ describe('recipes', () => {
     bad('stages: [\n', /not valid YAML/);
     bad('stages:\n  - { id: a, kind: annotate, method: rank }\n  - { id: b, kind: annotate, method: mcts-spre, trees: a }\nevaluate: { systems: [{ name: c }] }\n', /stages\.1 \(b\)\.trees names "a", a rank annotation, not mcts-spre/);
     bad('stages:\n  - { id: b, kind: annotate, method: mcts-spre, trees: a }\nevaluate: { systems: [{ name: c }] }\n', /trees names "a", which is not an earlier annotate stage/);
+    bad('stages:\n  - { id: a, kind: annotate, method: mcts-spre, judge: plan }\nevaluate: { systems: [{ name: c }] }\n', /stages\.0 \(a\)\.judge is set but pairs is the method's default/);
   });
 });
 

@@ -8,7 +8,7 @@ import type { Question } from '../../src/core/types.js';
 import { statePairs } from '../../src/learn/gym/data.js';
 import { ScriptedLLM } from '../../src/llm/scripted.js';
 import { deriveOutputs, JUDGE_LOG_FILE } from '../../src/process/annotate.js';
-import { judgePairs, LlmSiblingJudge, parseSiblingVerdict, QRuleJudge, siblingJobs, siblingPrompt } from '../../src/process/sibling-judge.js';
+import { judgePairs, LlmSiblingJudge, parseSiblingVerdict, PlanJudge, QRuleJudge, siblingJobs, siblingPrompt } from '../../src/process/sibling-judge.js';
 import type { SavedNode, SavedTree } from '../../src/process/tree.js';
 import { tempDir } from '../helpers.js';
 
@@ -68,6 +68,28 @@ describe('the rule judge (offline, no model)', () => {
   it('N ≥ 1: 1 > 2 at the root (0.8 over the lowest 0.3, not the middle 0.5), 8 > 9 under node 2', async () => {
     const r = await judgePairs([handTree()], new QRuleJudge({ minVisits: 1 }));
     assert.deepEqual(r.pairs.map((p) => `${p.chosen.node}>${p.rejected.node}`), ['1>2', '8>9']);
+  });
+});
+
+describe('the plan judge (offline, reads the gold plan)', () => {
+  it('the best sibling by the plan against the worst: searches by what they fetched, a guessed right answer as a wrong one; within the margin, no pair', async () => {
+    // One hop, "Who directed X?" → Maren. Node 1's search fetches the page that says so; the others fetch page d only.
+    const planned: Question = { ...question, decomposition: [{ question: 'Who directed X?', answer: 'Maren', passageId: 'x' }] };
+    const tree = handTree();
+    tree.question = planned;
+    tree.nodes[1] = { ...tree.nodes[1]!, step: { ...search('X director'), docs: [{ passageId: 'x', title: 'X', text: 'X was directed by Maren.', score: 1 }] } };
+    const r = await judgePairs([tree], new PlanJudge());
+    // Root: search 1 fetched the open hop's page, +3; search 2 nothing the plan needs, −1; the answer "Maren"
+    // before any page is a guess, −2 → 1 > 3. Node 1 (the page is in): "Maren" +2 against "Maren Tolvik" −2.
+    // Node 2: the search (−1, fetched nothing) against "Olaf" (−2): 1 apart, more than the margin.
+    assert.deepEqual(r.pairs.map((p) => `${p.chosen.node}>${p.rejected.node}`), ['1>3', '6>7', '8>9']);
+    assert.match(r.records[0]!.reason!, /plan score 3\.00 against -2\.00/);
+    // Without the page, node 1's two answers are both guesses: −2 and −2, no pair.
+    const unfound = await judgePairs([{ ...handTree(), question: planned }], new PlanJudge());
+    assert.deepEqual(unfound.pairs.map((p) => `${p.chosen.node}>${p.rejected.node}`), ['1>3', '8>9']);
+    assert.match(unfound.records[1]!.reason!, /within 0\.5/);
+    // A margin of 3: the root's 5 and node 1's 4 are beyond it, node 2's 1 is not.
+    assert.deepEqual((await judgePairs([tree], new PlanJudge({ margin: 3 }))).pairs.map((p) => `${p.chosen.node}>${p.rejected.node}`), ['1>3', '6>7']);
   });
 });
 
