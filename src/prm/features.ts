@@ -19,6 +19,7 @@ import type { State } from '../env/env.js';
 import { retrievedDocs } from '../env/env.js';
 import { ENGLISH_STOP_WORDS } from '../retrieval/analyzer.js';
 import type { Embedder } from '../retrieval/embedders/embedder.js';
+import { comparisonFeatures } from './comparison.js';
 import { aliasObject, chainLength, entities, relationObjects, relationOrder, relationOverlap, relationWords, speaksOf } from './question-parts.js';
 import type { Candidate } from './types.js';
 
@@ -294,7 +295,41 @@ export const EMBEDDING_FEATURES = [
   'answer:sim_question', 'answer:max_sim_docs', 'extract:max_sim_docs',
 ] as const;
 
-export const FEATURES = [...PROCESS_FEATURES, ...EMBEDDING_FEATURES];
+/**
+ * Features the PRM reads and the gym policy does not (appended last, so that a PRM file saved before
+ * them scores as it did): whether evidence names the entity searched last in full — "Geabrasie
+ * Droxley's spouse is Labiara Salcroft" on Droxley's page, not a decoy "that title" sentence or one
+ * about a place in the name; for an "A or B?" comparison (comparison.ts), whether the retrieved pages
+ * give both options' years, and whether the answer is the option they decide for — what a judge
+ * weighing sufficiency reads, and a linear head cannot compute from the other features.
+ */
+export const PRM_ONLY_FEATURES = ['extract:names_last_entity', 'answer:comparison_decided', 'answer:comparison_wins', 'answer:asked_relation'] as const;
+
+export const FEATURES = [...PROCESS_FEATURES, ...EMBEDDING_FEATURES, ...PRM_ONLY_FEATURES];
+
+/** {@link PRM_ONLY_FEATURES} of a candidate. */
+function prmOnlyFeatures(state: State, c: Candidate): number[] {
+  const a = c.action;
+  if (a.type === 'answer') return [0, ...comparisonFeatures(state, a.answer), askedRelation(state, a.answer)];
+  if (a.type !== 'extract') return [0, 0, 0, 0];
+  const last = [...state.steps].reverse().find((s) => s.action.type === 'search')?.action;
+  if (last?.type !== 'search') return [0, 0, 0, 0];
+  const evidence = ` ${normalizeAnswer(a.evidence)} `;
+  return [entities(last.query).some((e) => normalizeAnswer(e) !== '' && evidence.includes(` ${normalizeAnswer(e)} `)) ? 1 : 0, 0, 0, 0];
+}
+
+/**
+ * 1 when the answer stands, beside the entity searched last, in a sentence speaking of the relation the
+ * question asks last — the one farthest from its named entity (relationOrder): "founded" in "When was
+ * the capital of the country where F was made founded?". The chain's end, whatever the hops between.
+ */
+function askedRelation(state: State, answer: string): number {
+  const last = stateView(state).chain.last;
+  const norm = normalizeAnswer(answer);
+  const asked = [...relationOrder(state.question.question)].sort((x, y) => y[1] - x[1])[0]?.[0];
+  if (!last || !asked || norm === '') return 0;
+  return last.sentences.some((x) => x.beside && ` ${x.norm} `.includes(` ${norm} `) && speaksOf(x.text, asked)) ? 1 : 0;
+}
 
 function dot(a: Float32Array, b: Float32Array): number {
   let s = 0;
@@ -330,6 +365,6 @@ export async function featurize(embedder: Embedder, state: State, candidates: re
       t === 'answer' ? maxSim(v, dv) : 0,
       t === 'extract' ? maxSim(v, dv) : 0,
     ];
-    return Float64Array.from([...p, ...e]);
+    return Float64Array.from([...p, ...e, ...prmOnlyFeatures(state, c)]);
   });
 }
