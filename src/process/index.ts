@@ -24,7 +24,7 @@ export {
 export {
   ragGymAuthorsPrmPairs, type RagGymHistoryStep, type RagGymPairOptions, type RagGymPairSets, type RagGymPrmPair, type RagGymRolloutFile,
 } from './rag-gym-pairs.js';
-export type { SiblingCandidate, SiblingJob, SiblingJobOptions, SiblingJudge, SiblingVerdict } from './sibling-judge.js';
+export { PLAN_JUDGE_DEFAULTS, PlanJudge, type PlanJudgeOptions, QRuleJudge, type QRuleOptions, type SiblingCandidate, type SiblingJob, type SiblingJobOptions, type SiblingJudge, type SiblingVerdict } from './sibling-judge.js';
 export { type PreferenceExample, preferenceExample, sftExamples, stepwiseExamples } from './export.js';
 export { readTrees, type SavedNode, type SavedTree, Tree, type TreeNode } from './tree.js';
 export { type AnnotationStats, annotationStats, type Summary } from './stats.js';

@@ -121,6 +121,7 @@ export function siblingJobs(tree: SavedTree, options: Partial<SiblingJobOptions>
 
 // ------------------------------------------------------------------------------- the rule judge
 
+/** Settings of {@link QRuleJudge}. */
 export interface QRuleOptions {
   /** Only candidates visited at least this often are compared. */
   minVisits: number;
@@ -156,6 +157,7 @@ export class QRuleJudge implements SiblingJudge {
 
 // ------------------------------------------------------------------------------- the plan judge
 
+/** Settings of {@link PlanJudge}. */
 export interface PlanJudgeOptions {
   /** Plan scores that differ by this much or less are a tie (no pair). The scores span −2 … 3. */
   margin: number;
