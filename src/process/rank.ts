@@ -19,8 +19,8 @@ import { describeProcess, rollout, seedFor } from './values.js';
 import { judgedPlanScores } from '../agents/gold.js';
 
 /**
- * How {@link annotateByRanking} orders the candidates of a step: an LLM judge's ranking, rollout values, or
- * at random (a baseline).
+ * How {@link annotateByRanking} orders the candidates of a step: an LLM judge's ranking, rollout values,
+ * the question's gold plan (no model), or at random (a baseline).
  */
 export type RankSource = 'judge' | 'rollout' | 'plan' | 'random';
 
@@ -95,8 +95,8 @@ export interface RankResult {
 
 /**
  * RAG-Gym's process annotation by ranking (§3, App. F): at each step sample `candidates` actions, rank
- * the distinct ones (judge, rollouts, the gold plan or random), execute the best, until an answer or maxTurns + 2
- * steps.
+ * the distinct ones (judge, rollouts, the gold plan or random), execute the best, until an answer or
+ * maxTurns + 2 steps.
  * Each candidate's rank is stored in the tree; `kept` says whether the final answer is correct.
  */
 export async function annotateByRanking(env: RagEnv, policy: Policy, root: State, opts: RankOptions): Promise<RankResult> {
