@@ -57,7 +57,7 @@ describe('ragtrail demo --llm', () => {
       assert.match(r.stderr, /the LLM openai:\S+#fake, training through TRL/);
       assert.match(r.stderr, /-m ragtrail_trl\.train --config \S+seed-0\/grpo\/trl-config\.json/);
       assert.match(r.stderr, /step-dpo skipped: annotate mined no preference pairs/);
-      assert.match(r.stderr, /prm skipped: annotate mined pairs on 0 question/);
+      assert.match(r.stderr, /prm skipped: annotate-judge mined pairs on 0 question/);
       const grpo = JSON.parse(readFileSync(join(out, 'seed-0', 'grpo', 'trl-config.json'), 'utf8'));
       assert.equal(grpo.algo, 'grpo');
       assert.equal(grpo.model, 'Qwen/Qwen2.5-7B-Instruct');

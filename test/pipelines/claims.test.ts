@@ -19,7 +19,7 @@ describe('claim texts from the run settings', () => {
       ['diagnostic: best-of-4 with a PRM on the pairs with a value gap of 0.3 or more beats the base', 'base + PRM (gap ≥ 0.3) best-of-4', 'base'],
     ]);
     // The stage that mines annotate's trees keeps no search settings of its own for --simulations to patch.
-    assert.deepEqual(r.stages.filter((s) => s.kind === 'annotate').map((s) => [s.id, s.kind === 'annotate' && s.mcts['simulations']]), [['annotate', 64], ['annotate-gap', undefined]]);
+    assert.deepEqual(r.stages.filter((s) => s.kind === 'annotate').map((s) => [s.id, s.kind === 'annotate' && s.mcts['simulations']]), [['annotate', 64], ['annotate-gap', undefined], ['annotate-judge', undefined]]);
     assert.match(r.description, /and PRM best-of-4 on top of each;/);
     assert.ok(!JSON.stringify(r).includes('best-of-10'), 'best-of-10 left somewhere');
     // The rows' descriptions too: "the base sampling 4 candidates per step, …".

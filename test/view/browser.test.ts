@@ -65,7 +65,7 @@ describe('ragtrail view in a browser', { skip: NO_CHROMIUM }, () => {
   it('sources → run → question: the list and the transcript show what the files hold', async () => {
     const { page, errors } = await open();
     await page.goto(base);
-    for (const h of ['Results (2)', 'Runs (7)', 'Annotations (2)', 'Training logs (6)']) await page.getByRole('heading', { name: h }).waitFor();
+    for (const h of ['Results (2)', 'Runs (7)', 'Annotations (3)', 'Training logs (6)']) await page.getByRole('heading', { name: h }).waitFor();
     const run = byRel('/base__world-test');
     const file = lines(run.files['trajectories']!);
     await page.getByRole('link', { name: run.rel }).click();

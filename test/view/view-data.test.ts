@@ -36,7 +36,7 @@ describe('view: sources, rows, trees, results and curves from a demo output', ()
     assert.equal(kinds('run').length, 7);
     assert.ok(kinds('run').every((r) => r.startsWith('demo/seed-0/eval/runs/')));
     // The gap diagnostic's annotation mines annotate's trees: an annotation folder of its own.
-    assert.deepEqual(kinds('annotation'), ['demo/seed-0/annotate', 'demo/seed-0/annotate-gap']);
+    assert.deepEqual(kinds('annotation'), ['demo/seed-0/annotate', 'demo/seed-0/annotate-gap', 'demo/seed-0/annotate-judge']);
     assert.deepEqual(kinds('results'), ['demo', 'demo/seed-0/eval']);
     // The warm-started base (issue 43) is a trained policy too.
     assert.deepEqual(kinds('training'), ['demo/seed-0/base', 'demo/seed-0/grpo', 'demo/seed-0/prm', 'demo/seed-0/prm-gap', 'demo/seed-0/step-dpo', 'demo/seed-0/step-dpo-gap']);
