@@ -301,7 +301,9 @@ export const EMBEDDING_FEATURES = [
  * Droxley's spouse is Labiara Salcroft" on Droxley's page, not a decoy "that title" sentence or one
  * about a place in the name; for an "A or B?" comparison (comparison.ts), whether the retrieved pages
  * give both options' years, and whether the answer is the option they decide for — what a judge
- * weighing sufficiency reads, and a linear head cannot compute from the other features.
+ * weighing sufficiency reads, and a linear head cannot compute from the other features; whether the
+ * answer stands beside the entity searched last in a sentence of the question's last relation
+ * (askedRelation).
  */
 export const PRM_ONLY_FEATURES = ['extract:names_last_entity', 'answer:comparison_decided', 'answer:comparison_wins', 'answer:asked_relation'] as const;
 
