@@ -7,6 +7,7 @@ import { ensureOutDir } from '../core/io.js';
 import { createModel } from './setup.js';
 import { ANNOTATE_METHODS, type AnnotateMethod, annotate, defaultPairSource, JUDGE_LOG_FILE } from '../process/annotate.js';
 import { LlmSiblingJudge, PAIR_SOURCES, type PairSource, PlanJudge, Q_RULE_DEFAULTS, QRuleJudge } from '../process/sibling-judge.js';
+import type { RankSource } from '../process/rank.js';
 import type { AnnotationStats } from '../process/stats.js';
 import { applyConfigFile, requireOptions } from './config.js';
 import { PRIOR_MODES, type PriorMode } from '../process/mcts.js';
@@ -40,7 +41,7 @@ interface AnnotateOpts extends AgentOpts {
   temperature?: number;
   batch: number;
   candidates: number;
-  rankSource?: 'judge' | 'rollout' | 'plan' | 'random';
+  rankSource?: RankSource;
   minGap: number;
   labelThreshold: number;
   values?: ValueLabel;

@@ -2,7 +2,8 @@
  * Where a trained PRM's held-out accuracy is lost: in its labels or in its features. On data whose
  * questions carry a gold decomposition (the synthetic world), the gold PRM (gold.ts) with grounded
  * answers gives each pair an independent verdict — grounded, because a process label should not prefer
- * a right answer guessed before its evidence was found (the plan scores it as a wrong one). Two numbers separate the causes:
+ * a right answer guessed before its evidence was found (the plan scores it as a wrong one). Two numbers
+ * separate the causes:
  *   - label agreement: the share of pairs whose chosen step the gold PRM also scores higher, among those
  *     it does not tie. Near 0.5, the annotation's labels are noise to the gold plan, and no head can
  *     hold out well on them.
