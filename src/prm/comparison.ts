@@ -10,11 +10,20 @@
  * role-holder named on the option's page (a retrieved page's title in a sentence speaking of the role),
  * then the birth year on that person's page. An option that is an alternative title ("T is the title
  * under which W was first shown in …") is followed to the real title's page when that is retrieved.
- * Anything missing leaves the option's value undefined. Yes/no comparisons give nothing.
+ * Anything missing leaves the option's value undefined.
+ *
+ * Yes/no "same" comparisons ("Are A and B of the same nationality?", "Are the founders of A and B from
+ * the same country?") read each option's, or its role-holder's, nationality ("a Drobyistani painter")
+ * or country ("a town in …, part of Cepyrmark"; a company's city, then that city's page), and compare.
+ *
+ * Where an option's value is missing for want of a page, {@link comparisonNeeds} names that page: the
+ * option's own, the real title its alternative-title note gives, its role-holder's, or (same country)
+ * the city its page places it in — names read off the pages with the chain reader's cues.
  */
 import { normalizeAnswer, sentencesOf } from '../core/text.js';
 import type { State } from '../env/env.js';
 import { retrievedDocs } from '../env/env.js';
+import { realTitleOf, relationName } from './chain-reader.js';
 import { ALIAS_CUES, RELATION_CUES } from './question-parts.js';
 
 export interface ComparisonView {
@@ -186,15 +195,17 @@ class Library {
   }
   /** The retrieved page names `s` mentions, other than `except`: the earliest, the longest of those starting there. */
   mentions(s: string, except: (name: string) => boolean): { name: string; at: number }[] {
-    const out: { name: string; at: number }[] = [];
+    const out: { name: string; at: number; excepted: boolean }[] = [];
     for (const pages of this.byName.values()) {
       const name = pages[0]!.name;
-      if (except(name)) continue;
       const at = mentionAt(s, name);
-      if (at >= 0) out.push({ name, at });
+      if (at >= 0) out.push({ name, at, excepted: except(name) });
     }
-    // A name inside a longer one mentioned at the same place ("Second Canal" in "The Second Canal") is not a mention of its own.
-    return out.filter((m) => !out.some((o) => o !== m && o.at <= m.at && o.at + o.name.length >= m.at + m.name.length && o.name.length > m.name.length));
+    // A name inside a longer one mentioned at the same place ("Second Canal" in "The Second Canal") is not
+    // a mention of its own, nor is one inside an excepted name ("Rormere" in the title "A Machine in Rormere").
+    return out
+      .filter((m) => !m.excepted && !out.some((o) => o !== m && o.at <= m.at && o.at + o.name.length >= m.at + m.name.length && o.name.length > m.name.length))
+      .map(({ name, at }) => ({ name, at }));
   }
 }
 
@@ -280,34 +291,47 @@ function resolve(state: State): Resolved | undefined {
   return out;
 }
 
+const libraries = new WeakMap<State, Library>();
+
+/** The retrieved pages of a state, split into sentences; once per state, as both kinds of comparison read them. */
+function libraryOf(state: State): Library {
+  let lib = libraries.get(state);
+  if (!lib) {
+    lib = new Library(retrievedDocs(state).map((d) => {
+      const name = stripDisambiguator(d.title);
+      return { title: d.title, name, key: keyOf(d.title), sentences: sentencesOf(d.text) };
+    }).filter((p) => p.key !== ''));
+    libraries.set(state, lib);
+  }
+  return lib;
+}
+
+/**
+ * An option's own pages and the names it goes by (the option as asked, then the real title when it is
+ * an alternative one): no pages when none is retrieved; undefined when its only pages are notes that
+ * it is another title of a work whose page is not retrieved.
+ */
+function optionPages(option: string, lib: Library): { entity: Page[]; names: string[] } | undefined {
+  const pages = lib.named(option);
+  const entity = pages.filter((p) => !isAliasNote(p));
+  if (pages.length === 0 || entity.length > 0) return { entity, names: [option] };
+  const real = pages.map((p) => aliasTarget(p, lib)).find((k) => k !== undefined);
+  if (real === undefined) return undefined;
+  const realPages = lib.named(real).filter((p) => !isAliasNote(p));
+  return realPages.length > 0 ? { entity: realPages, names: [option, real] } : undefined;
+}
+
 function compute(state: State): Resolved | undefined {
   const q = parseQuestion(state.question.question);
   if (!q) return undefined;
-  const lib = new Library(retrievedDocs(state).map((d) => {
-    const name = stripDisambiguator(d.title);
-    return { title: d.title, name, key: keyOf(d.title), sentences: sentencesOf(d.text) };
-  }).filter((p) => p.key !== ''));
+  const lib = libraryOf(state);
   const one = (option: string): { value: number | undefined; names: Set<string> } => {
-    const names = new Set([normalizeAnswer(option)]);
-    const pages = lib.named(option);
-    // No page of the option: a bridge may still find its role-holder's page saying so ("X wrote A").
-    if (pages.length === 0) {
-      const holder = q.role ? holderPages([], [option], q.role, lib) : undefined;
-      return { value: holder ? valueOn(holder, 'born') : undefined, names };
-    }
-    // The option's own pages, unless they are only a note that it is another title of a real one.
-    let entity = pages.filter((p) => !isAliasNote(p));
-    const entityNames = [option];
-    if (entity.length === 0) {
-      const real = pages.map((p) => aliasTarget(p, lib)).find((k) => k !== undefined);
-      if (real === undefined) return { value: undefined, names };
-      entity = lib.named(real).filter((p) => !isAliasNote(p));
-      names.add(normalizeAnswer(real));
-      entityNames.push(real);
-    }
-    if (entity.length === 0) return { value: undefined, names };
-    if (!q.role) return { value: valueOn(entity, q.measure), names };
-    const holder = holderPages(entity, entityNames, q.role, lib);
+    const found = optionPages(option, lib);
+    const names = new Set((found?.names ?? [option]).map((n) => normalizeAnswer(n)));
+    if (!found) return { value: undefined, names };
+    if (!q.role) return { value: valueOn(found.entity, q.measure), names };
+    // With no page of the option, its role-holder's page may still say so ("X wrote A").
+    const holder = holderPages(found.entity, found.names, q.role, lib);
     return { value: holder ? valueOn(holder, 'born') : undefined, names };
   };
   const [a, b] = [one(q.options[0]), one(q.options[1])];
@@ -335,4 +359,239 @@ export function comparisonFeatures(state: State, answer: string): [number, numbe
   const aWins = r.view.wantSmaller ? va < vb : va > vb;
   const said = normalizeAnswer(answer);
   return [1, r.names[aWins ? 0 : 1].has(said) ? 1 : 0];
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Yes/no "same …?" comparisons
+
+/** A "same nationality / same country" question's two options, and for a bridge the role whose holders are compared. */
+interface SameParsed {
+  options: [string, string];
+  role?: string;
+}
+
+export interface SameComparisonView {
+  options: [string, string];
+  /** Each option's (or its role-holder's) nationality ("Drobyistani") or country ("Cepyrmark"), as the retrieved pages give it. */
+  values: [string | undefined, string | undefined];
+  /**
+   * Whether the values are one country; undefined when one is missing, or when one is a nationality and
+   * the other a country and no retrieved page says what that country's people are called.
+   */
+  same: boolean | undefined;
+}
+
+/**
+ * "Are A and B of the same nationality?", "Are A and B in the same country?", "Do the directors of A
+ * and B have the same nationality?", "Are the founders of A and B from the same country?". The role is
+ * lower case, so a title opening with "The" is not read as one ("Are The Harbor of X and …").
+ */
+const SAME_QUESTION = /^(?:[Aa]re|[Ww]ere|[Ii]s|[Dd]o|[Dd]oes|[Dd]id)\s+(?:[Tt]he\s+(\p{Ll}[\p{Ll} -]*?)s?\s+of\s+)?(.+?)\s+(?:of|in|from|born in|based in|located in|have|share)\s+the\s+same\s+(?:nationality|country)\s*\??\s*$/u;
+
+/** The options of a "same" question: "A and B" split at the " and " whose both sides name retrieved pages, else at the first. */
+function parseSame(question: string, lib: Library): SameParsed | undefined {
+  const m = SAME_QUESTION.exec(question.trim());
+  if (!m) return undefined;
+  const pair = m[2]!;
+  const splits: [string, string][] = [];
+  for (let i = pair.indexOf(' and '); i >= 0; i = pair.indexOf(' and ', i + 1)) {
+    const [a, b] = [pair.slice(0, i).trim(), pair.slice(i + 5).trim()];
+    if (a && b) splits.push([a, b]);
+  }
+  if (splits.length === 0) return undefined;
+  const options = splits.find((o) => o.every((x) => lib.named(x).length > 0)) ?? splits[0]!;
+  return m[1] ? { options, role: m[1].trim() } : { options };
+}
+
+/** A proper name: capitalised words, with "of" / "the" between them ("Republic of Grienia"). */
+const NAME = String.raw`\p{Lu}[\p{L}'’-]*(?:\s+(?:of\s+|the\s+)?\p{Lu}[\p{L}'’-]*)*`;
+/** A person's nationality: the capitalised adjective before their occupation ("was a Drobyistani painter", "is an Ulgoran film director"). */
+const NATIONALITY = new RegExp(String.raw`\b(?:is|was) an? (${NAME}) (?=\p{Ll})`, 'u');
+/**
+ * Where a sentence names the country a place is in. The last cue of a sentence wins ("a town in the
+ * Aster Reach, part of Cepyrmark"), and a lower-case "the …" after "in" is a region, not a country.
+ */
+const COUNTRY_IN = new RegExp(String.raw`\b(?:part of|(?:cities|towns) of|capital(?: city)? of|(?:city|town|village) in|citizen of)\s+(${NAME})`, 'gu');
+/** Where a sentence places a thing in a city, whose page may give the country ("based in Navbridge", "campus in …", a birthplace). */
+const PLACED_IN = /\b(?:based in|headquartered in|headquarters are in|located in|campus in|university in|college in|born in|born and raised in|native of|birthplace is)\s+/gi;
+/** The country page's sentence mapping a nationality to its country: "People from Grienia (the country) are called Grienians." */
+const DEMONYM = new RegExp(String.raw`\b[Pp]eople from (the country|${NAME}) are called (${NAME})`, 'u');
+
+/** A thing's country as a page gives it: a nationality adjective (a person) or a country's name (a place). */
+interface Country {
+  name: string;
+  demonym: boolean;
+}
+const alike = (a: Country, b: Country) => a.demonym === b.demonym && normalizeAnswer(a.name) === normalizeAnswer(b.name);
+
+/** The nationality or country a page's sentences give, the first sentence that gives one. */
+function countryStated(pages: readonly Page[]): Country | undefined {
+  for (const p of pages) {
+    for (const s of p.sentences) {
+      const nat = NATIONALITY.exec(s);
+      if (nat) return { name: nat[1]!, demonym: true };
+      const inCountry = [...s.matchAll(new RegExp(COUNTRY_IN))].at(-1);
+      if (inCountry) return { name: inCountry[1]!, demonym: false };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The nationality or country of a thing from its pages: stated there, or else the country on the
+ * retrieved page of the city it is placed in ("X is based in Navbridge", then Navbridge's page).
+ */
+function countryOf(pages: readonly Page[], lib: Library): Country | undefined {
+  const stated = countryStated(pages);
+  if (stated || pages.length === 0) return stated;
+  for (const p of pages) {
+    for (const s of p.sentences) {
+      for (const cue of s.matchAll(new RegExp(PLACED_IN))) {
+        // The retrieved page named right after the cue, the longest if several ("Saint Poport" over "Saint Po").
+        const rest = s.slice(cue.index! + cue[0].length);
+        let place: string | undefined;
+        for (const named of lib.byName.values()) {
+          const name = named[0]!.name;
+          if (mentionAt(rest, name) === 0 && name.length > (place?.length ?? 0)) place = name;
+        }
+        const there = place ? countryStated(lib.named(place).filter((q) => !isAliasNote(q))) : undefined;
+        if (there) return there;
+      }
+    }
+  }
+  return undefined;
+}
+
+/** Nationality adjectives to countries, from the retrieved pages that say what a country's people are called. */
+function demonymsOf(lib: Library): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const pages of lib.byName.values()) {
+    for (const p of pages) {
+      for (const s of p.sentences) {
+        const m = DEMONYM.exec(s);
+        // The plural names the people: "Grienians" → "Grienian".
+        if (m) out.set(normalizeAnswer(m[2]!.replace(/s$/, '')), normalizeAnswer(/^the country$/i.test(m[1]!) ? p.name : m[1]!));
+      }
+    }
+  }
+  return out;
+}
+
+/** Whether two countries are one: alike stated, compared as they are; a nationality against a country through the demonym pages. */
+function sameCountry(a: Country, b: Country, lib: Library): boolean | undefined {
+  if (a.demonym === b.demonym) return alike(a, b);
+  const demonyms = demonymsOf(lib);
+  const [nat, land] = a.demonym ? [a, b] : [b, a];
+  const country = demonyms.get(normalizeAnswer(nat.name));
+  return country === undefined ? undefined : country === normalizeAnswer(land.name);
+}
+
+const sameMemo = new WeakMap<State, SameComparisonView | null>();
+
+function computeSame(state: State): SameComparisonView | undefined {
+  const lib = libraryOf(state);
+  const q = parseSame(state.question.question, lib);
+  if (!q) return undefined;
+  const one = (option: string): Country | undefined => {
+    const found = optionPages(option, lib);
+    if (!found) return undefined;
+    if (!q.role) return countryOf(found.entity, lib);
+    const holder = holderPages(found.entity, found.names, q.role, lib);
+    if (!holder) return undefined;
+    // Pages of several titles are namesakes none of which names the option ("X (novelist)", "X (actor)"):
+    // which one holds the role is unknown, so they must agree.
+    const each = [...new Set(holder.map((p) => p.title))].map((t) => countryOf(holder.filter((p) => p.title === t), lib));
+    const first = each[0];
+    return first && each.every((c) => c && alike(c, first)) ? first : undefined;
+  };
+  const [a, b] = [one(q.options[0]), one(q.options[1])];
+  return { options: q.options, values: [a?.name, b?.name], same: a && b ? sameCountry(a, b, lib) : undefined };
+}
+
+/** Undefined when the question is no yes/no "same nationality / same country" comparison. */
+export function sameComparisonView(state: State): SameComparisonView | undefined {
+  const hit = sameMemo.get(state);
+  if (hit !== undefined) return hit ?? undefined;
+  const out = computeSame(state);
+  sameMemo.set(state, out ?? null);
+  return out;
+}
+
+/**
+ * Yes/no "same …?" comparisons: [decided, wins]. decided 1 when both options' values were found (and
+ * can be compared); wins 1 when decided and the answer (normalised) is "yes" and the values are one
+ * country, or "no" and they differ. [0, 0] for other questions.
+ */
+export function sameComparisonFeatures(state: State, answer: string): [number, number] {
+  const same = sameComparisonView(state)?.same;
+  if (same === undefined) return [0, 0];
+  const said = normalizeAnswer(answer);
+  return [1, (said === 'yes' && same) || (said === 'no' && !same) ? 1 : 0];
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The pages a comparison needs next
+
+/** Relations (in a question's words) whose object is the place a thing's country may be read from, tried in order. */
+const PLACE_RELATIONS = ['headquarters', 'city', 'birthplace'];
+
+/**
+ * The names whose pages one option needs, its value being missing: the option's own page; the real
+ * title its alternative-title note gives; for a bridge, the role-holder its page names ("directed by
+ * X", "X wrote …"); for a place's country (`place`), the city its page places it in. Only names whose
+ * pages are not retrieved; none when the option's pages are all there (a page lacking the fact needs
+ * no search).
+ */
+function optionNeeds(state: State, option: string, role: string | undefined, place: boolean, lib: Library): string[] {
+  const missing = (name: string) => lib.named(name).every(isAliasNote);
+  const pages = lib.named(option);
+  // A bridge option's holder may say so on their own page ("X wrote A"): then the option's page is not wanted.
+  if (pages.length === 0) return role && holderPages([], [option], role, lib) ? [] : [option];
+  let entity = pages.filter((p) => !isAliasNote(p));
+  let names = [option];
+  if (entity.length === 0) {
+    const real = pages.map((p) => realTitleOf(state, p)).find((t) => t !== undefined);
+    if (real === undefined) return [];
+    if (missing(real)) return [real];
+    [entity, names] = [lib.named(real).filter((p) => !isAliasNote(p)), [option, real]];
+  }
+  const sentences = entity.flatMap((p) => p.sentences);
+  const own = [...names, ...entity.map((p) => p.name)];
+  const relations = role ? [role] : place ? PLACE_RELATIONS : [];
+  for (const r of relations) {
+    const name = relationName(state, sentences, r, own);
+    if (name !== undefined) return missing(name) ? [name] : [];
+  }
+  return [];
+}
+
+const needsMemo = new WeakMap<State, string[]>();
+
+/**
+ * Names whose pages an "A or B?" or "same" comparison needs next: an option with no page retrieved; the
+ * real title an option's alternative-title note names, when that page is missing; the role-holder an
+ * option's page names (bridge comparisons: "directed by X", "X wrote …"), when X's page is missing; for
+ * "same country" of places, the city a page places it in when that page is missing. Only for options
+ * whose value is missing; empty when decided or no such question. Option A's needs come first.
+ */
+export function comparisonNeeds(state: State): string[] {
+  const hit = needsMemo.get(state);
+  if (hit) return hit;
+  const lib = libraryOf(state);
+  const out: string[] = [];
+  const q = parseQuestion(state.question.question);
+  const view = q && comparisonView(state);
+  if (q && view) {
+    view.values.forEach((v, i) => { if (v === undefined) out.push(...optionNeeds(state, q.options[i]!, q.role, false, lib)); });
+  } else {
+    const same = parseSame(state.question.question, lib);
+    const sview = same && sameComparisonView(state);
+    if (same && sview && sview.same === undefined) {
+      const places = !same.role && /\bsame country\b/i.test(state.question.question);
+      sview.values.forEach((v, i) => { if (v === undefined) out.push(...optionNeeds(state, same.options[i]!, same.role, places, lib)); });
+    }
+  }
+  const needs = [...new Set(out)];
+  needsMemo.set(state, needs);
+  return needs;
 }
