@@ -19,7 +19,8 @@ import type { State } from '../env/env.js';
 import { retrievedDocs } from '../env/env.js';
 import { ENGLISH_STOP_WORDS } from '../retrieval/analyzer.js';
 import type { Embedder } from '../retrieval/embedders/embedder.js';
-import { comparisonFeatures } from './comparison.js';
+import { chainAnswer, chainFeatures as chainReaderFeatures, chainNeeds } from './chain-reader.js';
+import { comparisonFeatures, comparisonNeeds, sameComparisonFeatures } from './comparison.js';
 import { aliasObject, chainLength, entities, relationObjects, relationOrder, relationOverlap, relationWords, speaksOf } from './question-parts.js';
 import type { Candidate } from './types.js';
 
@@ -303,21 +304,31 @@ export const EMBEDDING_FEATURES = [
  * give both options' years, and whether the answer is the option they decide for — what a judge
  * weighing sufficiency reads, and a linear head cannot compute from the other features; whether the
  * answer stands beside the entity searched last in a sentence of the question's last relation
- * (askedRelation).
+ * (askedRelation). Since the sixth re-test: for a chain question (chain-reader.ts), whether the pages
+ * lead from its named entity to an answer, and whether the answer is that one; for a yes/no "same
+ * nationality / country" comparison, whether the pages give both values, and whether the answer is
+ * the one they decide for; for a search, whether the pages already decide the question (any of the
+ * three readers), so that it can fetch nothing the answer needs, and whether it names the page the
+ * question needs next (chainNeeds, comparisonNeeds) — what a judge of a query's utility looks for.
  */
-export const PRM_ONLY_FEATURES = ['extract:names_last_entity', 'answer:comparison_decided', 'answer:comparison_wins', 'answer:asked_relation'] as const;
+export const PRM_ONLY_FEATURES = [
+  'extract:names_last_entity', 'answer:comparison_decided', 'answer:comparison_wins', 'answer:asked_relation',
+  'answer:chain_decided', 'answer:chain_wins', 'answer:same_decided', 'answer:same_wins', 'search:question_decided', 'search:names_needed_page',
+] as const;
 
 export const FEATURES = [...PROCESS_FEATURES, ...EMBEDDING_FEATURES, ...PRM_ONLY_FEATURES];
 
 /** {@link PRM_ONLY_FEATURES} of a candidate. */
 function prmOnlyFeatures(state: State, c: Candidate): number[] {
   const a = c.action;
-  if (a.type === 'answer') return [0, ...comparisonFeatures(state, a.answer), askedRelation(state, a.answer)];
-  if (a.type !== 'extract') return [0, 0, 0, 0];
+  const none = PRM_ONLY_FEATURES.map(() => 0);
+  if (a.type === 'answer') return [0, ...comparisonFeatures(state, a.answer), askedRelation(state, a.answer), ...chainReaderFeatures(state, a.answer), ...sameComparisonFeatures(state, a.answer), 0, 0];
+  if (a.type === 'search') return [...none.slice(0, -2), questionDecided(state), namesNeededPage(state, a.query)];
+  if (a.type !== 'extract') return none;
   const last = [...state.steps].reverse().find((s) => s.action.type === 'search')?.action;
-  if (last?.type !== 'search') return [0, 0, 0, 0];
+  if (last?.type !== 'search') return none;
   const evidence = ` ${normalizeAnswer(a.evidence)} `;
-  return [entities(last.query).some((e) => normalizeAnswer(e) !== '' && evidence.includes(` ${normalizeAnswer(e)} `)) ? 1 : 0, 0, 0, 0];
+  return [entities(last.query).some((e) => normalizeAnswer(e) !== '' && evidence.includes(` ${normalizeAnswer(e)} `)) ? 1 : 0, ...none.slice(1)];
 }
 
 /**
@@ -331,6 +342,20 @@ function askedRelation(state: State, answer: string): number {
   const asked = [...relationOrder(state.question.question)].sort((x, y) => y[1] - x[1])[0]?.[0];
   if (!last || !asked || norm === '') return 0;
   return last.sentences.some((x) => x.beside && ` ${x.norm} `.includes(` ${norm} `) && speaksOf(x.text, asked)) ? 1 : 0;
+}
+
+/** 1 when the retrieved pages already decide the question: a chain followed to its end, or both options' values of a comparison. */
+function questionDecided(state: State): number {
+  return chainAnswer(state) !== undefined || comparisonFeatures(state, '')[0] === 1 || sameComparisonFeatures(state, '')[0] === 1 ? 1 : 0;
+}
+
+/** 1 when the query names a page the question needs next and the retrieved pages lack (the readers' needs). */
+function namesNeededPage(state: State, query: string): number {
+  const q = ` ${normalizeAnswer(query)} `;
+  return [...chainNeeds(state), ...comparisonNeeds(state)].some((n) => {
+    const need = normalizeAnswer(n);
+    return need !== '' && q.includes(` ${need} `);
+  }) ? 1 : 0;
 }
 
 function dot(a: Float32Array, b: Float32Array): number {

@@ -1,13 +1,15 @@
 /**
  * The chain features (issue 43): which relation a multi-hop question asks for next, which name of the
  * latest page is that relation's object, the real name behind an alternative title, and the answer of
- * the last relation — on hand-written pages in the synthetic world's wording, with hand-checked values.
+ * the last relation, and the PRM-only features the readers give (the page needed next, a decided chain)
+ * — on hand-written pages in the synthetic world's wording, with hand-checked values.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Action, RetrievedDoc, Step } from '../../src/core/trajectory.js';
 import type { State } from '../../src/env/env.js';
-import { PROCESS_FEATURES, processFeatures } from '../../src/prm/features.js';
+import type { Embedder } from '../../src/retrieval/embedders/embedder.js';
+import { FEATURES, featurize, PRM_ONLY_FEATURES, PROCESS_FEATURES, processFeatures } from '../../src/prm/features.js';
 import { aliasObject, relationObjects, relationOrder, relationOverlap, speaksOf } from '../../src/prm/question-parts.js';
 
 const Q = 'What is the nationality of the spouse of the lead actor of Stolen Voyage?';
@@ -106,5 +108,34 @@ describe('chain features of a three-hop question, hop by hop', () => {
     const after = state(q, [search('The Witness of Kavathport', [alt]), search('The Second Voyage', [real])]);
     const a = features(after, { type: 'answer', answer: 'Vavina Projovcroft' });
     assert.deepEqual([a['answer:beside_next_relation'], a['answer:object_of_last_relation']], [1, 1]);
+  });
+});
+
+describe('PRM-only features from the readers (features.ts PRM_ONLY_FEATURES)', () => {
+  const hash = { embed: async (texts: string[]) => texts.map(() => new Float32Array(4)) } as unknown as Embedder;
+  /** The named PRM-only features of an action in a state. */
+  async function prmOnly(s: State, action: Action): Promise<Record<string, number>> {
+    const [v] = await featurize(hash, s, [{ action, raw: '' }]);
+    return Object.fromEntries(PRM_ONLY_FEATURES.map((n, i) => [n, v![FEATURES.length - PRM_ONLY_FEATURES.length + i]!]));
+  }
+  const two = state(Q, [search('Stolen Voyage', [film]), search('Kromeaar Tencroft', [actor])]);
+  const all = state(Q, [search('Stolen Voyage', [film]), search('Kromeaar Tencroft', [actor]), search('Theina Gyelarcroft', [spouse])]);
+
+  it('a query naming the page the chain needs next, before the pages decide the question', async () => {
+    const needed = await prmOnly(two, { type: 'search', query: 'Theina Gyelarcroft' });
+    assert.deepEqual([needed['search:names_needed_page'], needed['search:question_decided']], [1, 0]);
+    // The director is named on a retrieved page but the chain does not lead through him.
+    assert.equal((await prmOnly(two, { type: 'search', query: 'Ora Wexley nationality' }))['search:names_needed_page'], 0);
+    const answer = await prmOnly(two, { type: 'answer', answer: 'Coeshi' });
+    assert.deepEqual([answer['answer:chain_decided'], answer['answer:chain_wins']], [0, 0]);
+  });
+
+  it('once the spouse’s page is in, the chain is decided: its answer wins, another name does not, a search needs nothing', async () => {
+    const right = await prmOnly(all, { type: 'answer', answer: 'Coeshi' });
+    assert.deepEqual([right['answer:chain_decided'], right['answer:chain_wins'], right['search:question_decided']], [1, 1, 0]);
+    const wrong = await prmOnly(all, { type: 'answer', answer: 'Oriwick' });
+    assert.deepEqual([wrong['answer:chain_decided'], wrong['answer:chain_wins']], [1, 0]);
+    const more = await prmOnly(all, { type: 'search', query: 'Theina Gyelarcroft nationality' });
+    assert.deepEqual([more['search:question_decided'], more['search:names_needed_page'], more['answer:chain_decided']], [1, 0, 0]);
   });
 });
