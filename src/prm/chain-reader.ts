@@ -23,7 +23,7 @@
 import { memoByText, normalizeAnswer, sentencesOf } from '../core/text.js';
 import type { State } from '../env/env.js';
 import { retrievedDocs } from '../env/env.js';
-import { ALIAS_CUES } from './question-parts.js';
+import { ALIAS_CUES, escapeRegExp, stripDisambiguator } from './question-parts.js';
 
 type Relation = 'director' | 'star' | 'author' | 'publisher' | 'founder' | 'headquarters' | 'birthplace' | 'almaMater' | 'spouse' | 'father' | 'capital'
   | 'productionCountry' | 'country' | 'city' | 'language' | 'region' | 'birthYear' | 'deathYear' | 'releaseYear' | 'publicationYear' | 'foundingYear'
@@ -185,8 +185,6 @@ interface Mention { text: string; start: number; end: number }
 /** One thing the chain stands at: the pages of one title, and the names it goes by. */
 interface Thing { pages: Page[]; names: string[] }
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-const stripDisambiguator = (title: string) => title.replace(/\s*\([^()]*\)\s*$/, '').trim();
 const isAliasNote = (p: Page) => ALIAS_CUES.some((c) => (p.sentences[0] ?? '').toLowerCase().includes(c));
 const NAME_SPAN = /\p{Lu}[\p{L}\d'’-]*(?:\s+(?:(?:of|the|de|von|van|da|del|du|la|le)\s+)*\p{Lu}[\p{L}\d'’-]*)*/gu;
 /** Words that open a sentence without being part of the name after them ("When W opened …"). */
@@ -276,7 +274,7 @@ function atCues(cueList: RegExp[] | undefined, sentences: string[], read: (s: st
  * page named as the adjective's stem ("Zoshimistan" for "Zoshimistani").
  */
 function countryOfDemonym(demonym: string, lib: Library): string | undefined {
-  const called = new RegExp(`\\bcalled ${escape(demonym)}s?\\b`);
+  const called = new RegExp(`\\bcalled ${escapeRegExp(demonym)}s?\\b`);
   const low = demonym.toLowerCase();
   const stem = ([key, ps]: [string, Page[]]) => key.length >= 4 && low.startsWith(key) && /^[a-z]{0,3}$/.test(low.slice(key.length)) && /\b(?:country|state|nation|kingdom|republic)\b/i.test(ps[0]!.sentences[0] ?? '');
   const pages = [...lib.byKey.values()].find((ps) => ps.some((p) => p.sentences.some((s) => called.test(s)))) ?? [...lib.byKey].find(stem)?.[1];
@@ -324,7 +322,7 @@ function objectOf(thing: Thing, relation: Relation, lib: Library): string | unde
  * a director's subject), or whose pages name where the chain came from ("… wrote The Paper Letter").
  */
 function follow(name: string, lib: Library, via: Relation | undefined, next: Relation | undefined, cameFrom: readonly string[]): Thing[] {
-  const named = cameFrom.map((n) => new RegExp(`(?<![\\p{L}\\d])${escape(n)}(?![\\p{L}\\d])`, 'iu'));
+  const named = cameFrom.map((n) => new RegExp(`(?<![\\p{L}\\d])${escapeRegExp(n)}(?![\\p{L}\\d])`, 'iu'));
   return lib.things(name).filter(({ pages }) => {
     const d = pages[0]!.disambiguator;
     return !d || (via && ROLE[via]?.test(d)) || (next && SUBJECT[next]?.test(d)) || pages.some((p) => p.sentences.some((s) => named.some((re) => re.test(s))));

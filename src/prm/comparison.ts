@@ -24,7 +24,7 @@ import { normalizeAnswer, sentencesOf } from '../core/text.js';
 import type { State } from '../env/env.js';
 import { retrievedDocs } from '../env/env.js';
 import { realTitleOf, relationName } from './chain-reader.js';
-import { ALIAS_CUES, RELATION_CUES } from './question-parts.js';
+import { ALIAS_CUES, escapeRegExp, RELATION_CUES, stripDisambiguator } from './question-parts.js';
 
 export interface ComparisonView {
   options: [string, string];
@@ -59,9 +59,7 @@ interface Resolved {
   names: [Set<string>, Set<string>];
 }
 
-const stripDisambiguator = (title: string) => title.replace(/\s*\([^()]*\)\s*$/, '').trim();
 const keyOf = (s: string) => normalizeAnswer(stripDisambiguator(s));
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 // ---------------------------------------------------------------------------------------------------
 // The question
@@ -148,7 +146,7 @@ function sentenceValue(s: string, measure: Measure, lead: boolean): number | und
 /** The value of a measure on an entity's pages: the first opening sentence naming it, or sentence speaking of the measure, that gives one. */
 function valueOn(pages: readonly Page[], measure: Measure): number | undefined {
   for (const p of pages) {
-    const named = new RegExp(`\\b${escape(p.name)}\\b`, 'i');
+    const named = new RegExp(`\\b${escapeRegExp(p.name)}\\b`, 'i');
     for (const [i, s] of p.sentences.entries()) {
       if (SECONDARY.test(s) && !(measure === 'born' && /\bborn\b/i.test(s))) continue;
       const lead = i === 0 && measure !== 'population' && named.test(s);
@@ -166,7 +164,7 @@ function valueOn(pages: readonly Page[], measure: Measure): number | undefined {
 /** Where `name` is mentioned in `s` (as whole words), or -1. */
 function mentionAt(s: string, name: string): number {
   if (!name) return -1;
-  const m = new RegExp(`(?<![\\p{L}\\d])${escape(name)}(?![\\p{L}\\d])`, 'u').exec(s);
+  const m = new RegExp(`(?<![\\p{L}\\d])${escapeRegExp(name)}(?![\\p{L}\\d])`, 'u').exec(s);
   return m ? m.index : -1;
 }
 

@@ -6,6 +6,12 @@
 import { memoByText, normalizeAnswer } from '../core/text.js';
 import { ENGLISH_STOP_WORDS } from '../retrieval/analyzer.js';
 
+/** A page title without its disambiguator: "Tiva Liford (novelist)" → "Tiva Liford". */
+export const stripDisambiguator = (title: string) => title.replace(/\s*\([^()]*\)\s*$/, '').trim();
+
+/** A text as a literal inside a regular expression. */
+export const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 const WH = new Set(['who', 'what', 'when', 'where', 'which', 'why', 'how', 'whom', 'whose', 'in', 'is', 'are', 'was', 'were', 'do', 'does', 'did']);
 const ENTITY = /\b[A-Z][\p{L}\d'’-]*(?:\s+(?:of|the|de|von|van|in|and|a)?\s*[A-Z\d][\p{L}\d'’-]*)*/gu;
 
