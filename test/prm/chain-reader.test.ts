@@ -7,18 +7,10 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { State } from '../../src/env/env.js';
 import { chainAnswer, chainFeatures, chainNeeds } from '../../src/prm/chain-reader.js';
+import { type Page, pagesState } from './page-states.js';
 
-type Page = [id: string, title: string, text: string];
 /** A state whose searches found `pages`, one search per group. */
-const state = (question: string, ...groups: Page[][]): State => ({
-  question: { id: 'q', question, answers: [] },
-  steps: groups.map((pages, i) => ({
-    action: { type: 'search' as const, query: `query ${i}` },
-    raw: '',
-    docs: pages.map(([passageId, title, text]) => ({ passageId, title, text, score: 1 })),
-  })),
-  done: false, mustAnswer: false, turnsLeft: 10, searchesLeft: 8,
-});
+const state = (question: string, ...groups: Page[][]): State => pagesState(question, [], groups);
 
 // q000000: book → author → spouse → university → city → founding year (5 hops).
 const book: Page = ['book-00117-p0', 'The Restless Sparrow', 'Written by Geabrasie Droxley, The Restless Sparrow is an epistolary novel that appeared in 1948. Geastorfield Books brought out the novel. A revised edition of The Restless Sparrow appeared in 1956.'];

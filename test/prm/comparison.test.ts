@@ -8,18 +8,10 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { State } from '../../src/env/env.js';
 import { comparisonFeatures, comparisonNeeds, comparisonView, sameComparisonFeatures, sameComparisonView } from '../../src/prm/comparison.js';
+import { type Page, pagesState } from './page-states.js';
 
-type Page = [id: string, title: string, text: string];
 /** A state whose searches found `pages`, one search per group. */
-const state = (question: string, answers: string[], ...groups: Page[][]): State => ({
-  question: { id: 'q', question, answers },
-  steps: groups.map((pages, i) => ({
-    action: { type: 'search' as const, query: `query ${i}` },
-    raw: '',
-    docs: pages.map(([passageId, title, text]) => ({ passageId, title, text, score: 1 })),
-  })),
-  done: false, mustAnswer: false, turnsLeft: 10, searchesLeft: 8,
-});
+const state = (question: string, answers: string[], ...groups: Page[][]): State => pagesState(question, answers, groups);
 
 // Plain, with a birth sentence that also gives a death ("Born in 1890, … who died in 1943").
 const elixelle: Page = ['person-00583-p0', 'Elixelle Bagromski', 'Elixelle Bagromski was a Drobyistani painter who was born in 1915 and died in 1981. Her spouse is Kazemel Huik. Elixelle Bagromski lived and worked in Covton for many years. Elixelle Bagromski is a native of Alolport. Elixelle Bagromski gave a celebrated lecture series at Fynane University. Elixelle Bagromski graduated from Shyfindik College.'];
